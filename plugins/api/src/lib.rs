@@ -1,0 +1,166 @@
+//! The pass interface: what every pass of the pipeline implements, built-in
+//! or loaded from a plugin.
+//!
+//! A pass is described by a [`PassInfo`] (name, stage, documented options)
+//! and created from validated [`Options`] by its factory. Running it hands
+//! it the region under translation and a [`PassContext`] with read access to
+//! guest code and the translation settings of the policy.
+//!
+//! Architecture invariant: like `aarchx-ir`, this crate is `no_std` +
+//! `alloc`, so a pass compiles unchanged into a `wasm32` plugin.
+#![no_std]
+
+extern crate alloc;
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+
+pub use aarchx_ir as ir;
+use aarchx_ir::Region;
+
+/// Where in the pipeline a pass belongs. A policy's pass list must keep
+/// stages in this order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    /// Builds the region's IR from guest code (the lifter).
+    Decode,
+    /// Grows or reshapes the region (superblocks).
+    Region,
+    /// Rewrites IR for speed or instrumentation.
+    Transform,
+    /// Lowers IR for the backend's contract (memory order, NaN rules).
+    Lowering,
+}
+
+impl Stage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Decode => "decode",
+            Stage::Region => "region",
+            Stage::Transform => "transform",
+            Stage::Lowering => "lowering",
+        }
+    }
+}
+
+/// The guest memory model translated code must honour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryModel {
+    /// Plain loads and stores: right for a single-threaded guest.
+    Plain,
+    /// x86-TSO: scalar loads acquire, stores release.
+    Ordered,
+}
+
+/// Settings of the policy that every pass may read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TranslationConfig {
+    pub memory_model: MemoryModel,
+    /// Order SSE loads and stores too under [`MemoryModel::Ordered`].
+    pub tso_vector: bool,
+}
+
+/// Read access to guest code.
+pub trait GuestCode {
+    /// Copies guest bytes at `addr` into `buf`; returns how many could be
+    /// read (fewer at the end of executable memory).
+    fn read(&self, addr: u64, buf: &mut [u8]) -> usize;
+}
+
+/// What a running pass can see besides its region.
+pub struct PassContext<'a> {
+    pub code: &'a dyn GuestCode,
+    pub config: &'a TranslationConfig,
+}
+
+/// A pass option's value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OptionValue {
+    Bool(bool),
+    Int(i64),
+    Str(String),
+}
+
+impl OptionValue {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            OptionValue::Bool(_) => "bool",
+            OptionValue::Int(_) => "integer",
+            OptionValue::Str(_) => "string",
+        }
+    }
+}
+
+/// One documented option of a pass.
+#[derive(Clone, Debug)]
+pub struct OptionSpec {
+    pub name: &'static str,
+    pub default: fn() -> OptionValue,
+    pub doc: &'static str,
+}
+
+/// A pass's validated options: every declared option, defaults filled in.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options(pub BTreeMap<String, OptionValue>);
+
+impl Options {
+    /// Validates `given` against `specs`: unknown names and wrong kinds are
+    /// errors; missing ones take their defaults.
+    pub fn validate(specs: &[OptionSpec], given: &BTreeMap<String, OptionValue>) -> Result<Options, OptionError> {
+        for (name, value) in given {
+            let spec = specs.iter().find(|s| s.name == name).ok_or_else(|| OptionError::Unknown(name.clone()))?;
+            let want = (spec.default)();
+            if want.kind() != value.kind() {
+                return Err(OptionError::Kind { name: name.clone(), want: want.kind(), got: value.kind() });
+            }
+        }
+        let mut all = BTreeMap::new();
+        for spec in specs {
+            let v = given.get(spec.name).cloned().unwrap_or_else(spec.default);
+            all.insert(String::from(spec.name), v);
+        }
+        Ok(Options(all))
+    }
+
+    pub fn bool(&self, name: &str) -> bool {
+        matches!(self.0.get(name), Some(OptionValue::Bool(true)))
+    }
+
+    pub fn int(&self, name: &str) -> i64 {
+        match self.0.get(name) {
+            Some(OptionValue::Int(v)) => *v,
+            _ => 0,
+        }
+    }
+}
+
+/// A pass option that does not fit the pass's declaration.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    #[error("unknown option `{0}`")]
+    Unknown(String),
+    #[error("option `{name}` takes a {want}, not a {got}")]
+    Kind { name: String, want: &'static str, got: &'static str },
+}
+
+/// A pass that could not do its work on a region.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PassError(pub String);
+
+/// The description of a pass, from which it is created.
+pub struct PassInfo {
+    pub name: &'static str,
+    pub stage: Stage,
+    pub doc: &'static str,
+    pub options: &'static [OptionSpec],
+    pub create: fn(&Options) -> Box<dyn Pass>,
+}
+
+/// A pass over one region.
+pub trait Pass {
+    /// Transforms `region` in place. The decode stage receives an empty
+    /// region with only its entry address set.
+    fn run(&mut self, cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError>;
+}

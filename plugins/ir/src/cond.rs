@@ -1,0 +1,114 @@
+//! Small named enumerations carried in an instruction's `aux` field:
+//! comparison conditions, memory flags, atomic operations, exit, trap and
+//! helper kinds. Each is declared once with its text name.
+
+macro_rules! named_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $text:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u16)]
+        pub enum $name { $($(#[$vm])* $v,)* }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$v,)*];
+
+            pub fn name(self) -> &'static str {
+                match self { $($name::$v => $text,)* }
+            }
+
+            pub fn from_name(s: &str) -> Option<$name> {
+                Self::ALL.iter().copied().find(|v| v.name() == s)
+            }
+
+            pub fn from_u16(v: u16) -> Option<$name> {
+                Self::ALL.get(usize::from(v)).copied()
+            }
+        }
+
+        impl core::fmt::Display for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
+named_enum! {
+    /// Integer comparison of `icmp`.
+    IntCond {
+        Eq = "eq", Ne = "ne", Ult = "ult", Ule = "ule", Ugt = "ugt", Uge = "uge",
+        Slt = "slt", Sle = "sle", Sgt = "sgt", Sge = "sge",
+    }
+}
+
+named_enum! {
+    /// Floating-point comparison of `fcmp`. `uno` is true when either operand
+    /// is NaN; the ordered ones are false then, `une` true.
+    FloatCond {
+        Eq = "eq", Lt = "lt", Le = "le", Uno = "uno", Une = "une", Nlt = "nlt", Nle = "nle", Ord = "ord",
+    }
+}
+
+named_enum! {
+    /// Memory-access flags of `load` and `store`.
+    MemFlags {
+        /// An ordinary access.
+        Plain = "plain",
+        /// An access with x86-TSO ordering: acquire for loads, release for
+        /// stores (set by the memory-order lowering).
+        Ordered = "ordered",
+    }
+}
+
+named_enum! {
+    /// Operation of `atomic_rmw`: the old value is returned and
+    /// `old OP operand` stored.
+    RmwOp { Add = "add", And = "and", Or = "or", Xor = "xor", Xchg = "xchg", }
+}
+
+named_enum! {
+    /// Why a region is left through `exit` or `exit_indirect`. The
+    /// dispatcher continues at the target; `syscall` first performs the
+    /// guest system call.
+    ExitKind { Jump = "jump", Call = "call", Ret = "ret", Syscall = "syscall", }
+}
+
+named_enum! {
+    /// A fault raised in the guest at an instruction by `trap`.
+    TrapKind {
+        /// Undefined or unimplemented instruction: SIGILL.
+        Ill = "ill",
+        /// Divide error (#DE): SIGFPE.
+        DivZero = "divzero",
+        /// Breakpoint (int3): SIGTRAP.
+        Breakpoint = "breakpoint",
+        /// hlt and other privileged instructions in user mode: SIGSEGV.
+        Privileged = "privileged",
+    }
+}
+
+named_enum! {
+    /// Runtime helpers reached by `call`. A helper reads and writes guest
+    /// registers in the state struct only; [`Helper::reads`] and
+    /// [`Helper::writes`] say which, so register caching knows what to
+    /// spill and reload.
+    Helper { Cpuid = "cpuid", Rdtsc = "rdtsc", }
+}
+
+use crate::reg::Reg;
+
+impl Helper {
+    pub fn reads(self) -> &'static [Reg] {
+        match self {
+            Helper::Cpuid => &[Reg::RAX, Reg::RCX],
+            Helper::Rdtsc => &[],
+        }
+    }
+
+    pub fn writes(self) -> &'static [Reg] {
+        match self {
+            Helper::Cpuid => &[Reg::RAX, Reg::RBX, Reg::RCX, Reg::RDX],
+            Helper::Rdtsc => &[Reg::RAX, Reg::RDX],
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! The op table: every IR opcode declared once, with its text name, its
+//! operand format and a line of documentation. The printer, the parser,
+//! the verifier and the executors all dispatch on what is declared here.
+//!
+//! Adding an op: add a row below, give it semantics in the interpreter
+//! (`host/src/interp`), lower it in the JIT or let the JIT fall back to the
+//! interpreter for regions that contain it, and add a text fixture.
+
+/// How an instruction's operands are laid out in [`crate::InstData`] and
+/// written in the text form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `vN = iconst.T IMM`: a 64-bit immediate in `args[0]` (low) and `args[1]` (high).
+    Const,
+    /// `vN = get REG`: register in `aux`.
+    Get,
+    /// `set REG, vA`.
+    Set,
+    /// `vN = op.T vA`.
+    Unary,
+    /// `vN = op.T vA, vB`.
+    Binary,
+    /// `vN = op.T vA, vB, vC`.
+    Ternary,
+    /// `vN = op.T vA, IMM`: a 16-bit immediate in `aux`.
+    UnaryImm,
+    /// `vN = op.T vA, vB, IMM`.
+    BinaryImm,
+    /// `vN = icmp.T COND vA, vB`.
+    IntCompare,
+    /// `vN = fcmp.T COND vA, vB`.
+    FloatCompare,
+    /// `vN = load.T FLAGS vA`.
+    Load,
+    /// `store.T FLAGS vA, vB`: store `vB` at address `vA`.
+    Store,
+    /// `vN = atomic_rmw.T OP vA, vB`.
+    AtomicRmw,
+    /// `call HELPER`.
+    Call,
+    /// `insn ADDR, LEN`: marks the start of a guest instruction.
+    Mark,
+    /// `jump blockN`.
+    Jump,
+    /// `brif vA, blockN, blockM`.
+    Brif,
+    /// `exit KIND ADDR`.
+    Exit,
+    /// `exit_indirect KIND vA`.
+    ExitIndirect,
+    /// `trap KIND ADDR`.
+    Trap,
+}
+
+impl Format {
+    /// Whether instructions of this format end a block.
+    pub fn is_terminator(self) -> bool {
+        matches!(self, Format::Jump | Format::Brif | Format::Exit | Format::ExitIndirect | Format::Trap)
+    }
+
+    /// Whether instructions of this format define a value.
+    pub fn has_result(self) -> bool {
+        !matches!(
+            self,
+            Format::Set
+                | Format::Store
+                | Format::Call
+                | Format::Mark
+                | Format::Jump
+                | Format::Brif
+                | Format::Exit
+                | Format::ExitIndirect
+                | Format::Trap
+        )
+    }
+
+    /// How many of `args` are value operands.
+    pub fn value_args(self) -> usize {
+        match self {
+            Format::Const | Format::Get | Format::Call | Format::Mark | Format::Jump | Format::Exit | Format::Trap => 0,
+            Format::Set | Format::Unary | Format::UnaryImm | Format::Load | Format::Brif | Format::ExitIndirect => 1,
+            Format::Binary
+            | Format::BinaryImm
+            | Format::IntCompare
+            | Format::FloatCompare
+            | Format::Store
+            | Format::AtomicRmw => 2,
+            Format::Ternary => 3,
+        }
+    }
+}
+
+macro_rules! declare_ops {
+    ($($(#[doc = $doc:literal])+ $v:ident = $text:literal, $format:ident;)*) => {
+        /// An IR opcode. See the table in this module's source for each
+        /// one's semantics.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum Opcode { $($(#[doc = $doc])+ $v,)* }
+
+        impl Opcode {
+            pub const ALL: &'static [Opcode] = &[$(Opcode::$v,)*];
+
+            pub fn name(self) -> &'static str {
+                match self { $(Opcode::$v => $text,)* }
+            }
+
+            pub fn format(self) -> Format {
+                match self { $(Opcode::$v => Format::$format,)* }
+            }
+
+            pub fn doc(self) -> &'static str {
+                match self { $(Opcode::$v => concat!($($doc),+),)* }
+            }
+        }
+    };
+}
+
+declare_ops! {
+    /// Integer constant of type T (up to 64 bits, zero-extended).
+    Iconst = "iconst", Const;
+    /// Read a guest register from the state.
+    Get = "get", Get;
+    /// Write a guest register in the state.
+    Set = "set", Set;
+    /// Load a T from guest address vA.
+    Load = "load", Load;
+    /// Store vB (a T) at guest address vA.
+    Store = "store", Store;
+    /// Atomically replace the T at vA with `old OP vB`; yields the old value.
+    AtomicRmw = "atomic_rmw", AtomicRmw;
+    /// Atomic compare-and-swap of the T at vA: if it equals vB, store vC;
+    /// yields the old value.
+    AtomicCas = "atomic_cas", Ternary;
+    /// Wrapping addition (lane-wise on vectors).
+    Add = "add", Binary;
+    /// Wrapping subtraction (lane-wise on vectors).
+    Sub = "sub", Binary;
+    /// Wrapping multiplication, low half (lane-wise on vectors).
+    Mul = "mul", Binary;
+    /// High half of the unsigned double-width product (lane-wise).
+    Umulh = "umulh", Binary;
+    /// High half of the signed double-width product (lane-wise).
+    Smulh = "smulh", Binary;
+    /// Unsigned division; the divisor must not be zero (the lifter traps first).
+    Udiv = "udiv", Binary;
+    /// Signed division; divisor non-zero and no overflow (checked by the lifter).
+    Sdiv = "sdiv", Binary;
+    /// Unsigned remainder; divisor non-zero.
+    Urem = "urem", Binary;
+    /// Signed remainder; divisor non-zero and no overflow.
+    Srem = "srem", Binary;
+    /// Bitwise and.
+    And = "and", Binary;
+    /// Bitwise or.
+    Or = "or", Binary;
+    /// Bitwise exclusive or.
+    Xor = "xor", Binary;
+    /// vA and not vB.
+    AndNot = "and_not", Binary;
+    /// Shift left by vB (any integer type); amounts of the lane width or more give 0.
+    Shl = "shl", Binary;
+    /// Logical shift right by vB; amounts of the lane width or more give 0.
+    Lshr = "lshr", Binary;
+    /// Arithmetic shift right by vB; amounts of the lane width or more fill with the sign.
+    Ashr = "ashr", Binary;
+    /// Rotate left by vB modulo the width.
+    Rotl = "rotl", Binary;
+    /// Rotate right by vB modulo the width.
+    Rotr = "rotr", Binary;
+    /// Bitwise not.
+    Not = "not", Unary;
+    /// Two's complement negation.
+    Neg = "neg", Unary;
+    /// Count leading zeros (the width for zero).
+    Clz = "clz", Unary;
+    /// Count trailing zeros (the width for zero).
+    Ctz = "ctz", Unary;
+    /// Population count.
+    Popcnt = "popcnt", Unary;
+    /// Byte swap.
+    Bswap = "bswap", Unary;
+    /// i1: whether the low byte of vA has an even number of set bits (x86 PF).
+    Parity = "parity", Unary;
+    /// Zero-extend vA to T.
+    Zext = "zext", Unary;
+    /// Sign-extend vA to T.
+    Sext = "sext", Unary;
+    /// Truncate vA to T.
+    Trunc = "trunc", Unary;
+    /// Reinterpret vA's bits as T (same width).
+    Bitcast = "bitcast", Unary;
+    /// Integer compare, yields i1 (a lane mask of T for vectors).
+    Icmp = "icmp", IntCompare;
+    /// vB if i1 vA is set, else vC.
+    Select = "select", Ternary;
+    /// The double-width T built from high half vA and low half vB.
+    Concat = "concat", Binary;
+    /// Unsigned minimum (lane-wise).
+    Umin = "umin", Binary;
+    /// Unsigned maximum (lane-wise).
+    Umax = "umax", Binary;
+    /// Signed minimum (lane-wise).
+    Smin = "smin", Binary;
+    /// Signed maximum (lane-wise).
+    Smax = "smax", Binary;
+    /// Unsigned rounding average (lane-wise): (a + b + 1) >> 1.
+    AvgU = "avg_u", Binary;
+    /// Unsigned saturating add (lane-wise).
+    AddSatU = "add_sat_u", Binary;
+    /// Signed saturating add (lane-wise).
+    AddSatS = "add_sat_s", Binary;
+    /// Unsigned saturating subtract (lane-wise).
+    SubSatU = "sub_sat_u", Binary;
+    /// Signed saturating subtract (lane-wise).
+    SubSatS = "sub_sat_s", Binary;
+    /// Vector with every lane of shape T set to scalar vA.
+    Splat = "splat", Unary;
+    /// Lane IMM of vector vA (shape T), as a scalar.
+    ExtractLane = "extract_lane", UnaryImm;
+    /// Vector vA (shape T) with lane IMM replaced by scalar vB.
+    InsertLane = "insert_lane", BinaryImm;
+    /// i32 of the lanes' sign bits (pmovmskb, movmskps, movmskpd).
+    Movmsk = "movmsk", Unary;
+    /// Lanes of vA (shape T, 4 lanes) permuted by the 2-bit fields of IMM (pshufd).
+    /// For i16x8, IMM bit 8 selects the high quadword (pshufhw), else the low one (pshuflw).
+    Shuffle = "shuffle", UnaryImm;
+    /// Low lanes from vA, high lanes from vB, each picked by the fields of IMM (shufps, shufpd).
+    Shuffle2 = "shuffle2", BinaryImm;
+    /// Interleave the low halves of vA and vB (punpckl*, unpcklp*).
+    UnpackLo = "unpack_lo", Binary;
+    /// Interleave the high halves of vA and vB (punpckh*, unpckhp*).
+    UnpackHi = "unpack_hi", Binary;
+    /// Narrow the lanes of vA then vB to T with signed saturation (packsswb, packssdw).
+    NarrowS = "narrow_s", Binary;
+    /// Narrow the signed lanes of vA then vB to T with unsigned saturation (packuswb).
+    NarrowU = "narrow_u", Binary;
+    /// Shift the whole 128-bit vA left by IMM bytes (pslldq).
+    ByteShl = "byte_shl", UnaryImm;
+    /// Shift the whole 128-bit vA right by IMM bytes (psrldq).
+    ByteShr = "byte_shr", UnaryImm;
+    /// Multiply i16 lanes and add adjacent pairs into i32 lanes (pmaddwd).
+    MulAddPairs = "mul_add_pairs", Binary;
+    /// Sum of absolute byte differences per 64-bit half (psadbw).
+    SumAbsDiff = "sum_abs_diff", Binary;
+    /// Multiply the even unsigned 32-bit lanes into 64-bit lanes (pmuludq).
+    MulEvenU = "mul_even_u", Binary;
+    /// Float addition with x86 NaN rules (lane-wise on vectors).
+    Fadd = "fadd", Binary;
+    /// Float subtraction with x86 NaN rules.
+    Fsub = "fsub", Binary;
+    /// Float multiplication with x86 NaN rules.
+    Fmul = "fmul", Binary;
+    /// Float division with x86 NaN rules.
+    Fdiv = "fdiv", Binary;
+    /// Float square root with x86 NaN rules.
+    Fsqrt = "fsqrt", Unary;
+    /// x86 minimum: vA if vA < vB, else vB (so NaNs and equal zeros give vB).
+    Fmin = "fmin", Binary;
+    /// x86 maximum: vA if vA > vB, else vB.
+    Fmax = "fmax", Binary;
+    /// Float compare, yields i1 (a lane mask of T for vectors).
+    Fcmp = "fcmp", FloatCompare;
+    /// Float vA to signed integer T; IMM 0 truncates, 1 rounds to nearest even.
+    /// NaN and out-of-range give the integer indefinite (the minimum value).
+    FcvtToSint = "fcvt_to_sint", UnaryImm;
+    /// Signed integer vA to float T, rounded to nearest even (lane-wise: i32 lanes to T lanes).
+    SintToF = "sint_to_f", Unary;
+    /// Float vA to float T (f32 <-> f64, lane-wise on vectors: low lanes).
+    Fconvert = "fconvert", Unary;
+    /// Run a runtime helper on the guest state.
+    Call = "call", Call;
+    /// Start of a guest instruction at ADDR, LEN bytes long.
+    Insn = "insn", Mark;
+    /// Continue in a block of this region.
+    Jump = "jump", Jump;
+    /// Continue in the first block if vA is set, else in the second.
+    Brif = "brif", Brif;
+    /// Leave the region for a known guest address.
+    Exit = "exit", Exit;
+    /// Leave the region for the guest address vA.
+    ExitIndirect = "exit_indirect", ExitIndirect;
+    /// Raise a guest fault at the instruction at ADDR.
+    Trap = "trap", Trap;
+}
+
+impl Opcode {
+    pub fn from_u8(v: u8) -> Option<Opcode> {
+        Opcode::ALL.get(usize::from(v)).copied()
+    }
+
+    pub fn from_name(s: &str) -> Option<Opcode> {
+        Opcode::ALL.iter().copied().find(|o| o.name() == s)
+    }
+
+    pub fn is_terminator(self) -> bool {
+        self.format().is_terminator()
+    }
+
+    /// Whether the instruction has an effect besides its result (so dead-code
+    /// elimination must keep it).
+    pub fn has_side_effect(self) -> bool {
+        matches!(
+            self.format(),
+            Format::Set | Format::Store | Format::AtomicRmw | Format::Call | Format::Mark
+        ) || self == Opcode::AtomicCas
+            || self.is_terminator()
+    }
+}
+
+impl core::fmt::Display for Opcode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_round_trip() {
+        for (i, op) in Opcode::ALL.iter().enumerate() {
+            assert_eq!(Opcode::from_u8(i as u8), Some(*op));
+            assert_eq!(Opcode::from_name(op.name()), Some(*op), "{op:?}");
+        }
+    }
+}

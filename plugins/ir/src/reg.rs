@@ -1,0 +1,133 @@
+//! Guest registers as the IR names them: the operand of `get` and `set`.
+
+use crate::types::Type;
+
+/// A guest register: a slot of [`crate::GuestState`]. Encoded in an
+/// instruction's `aux` field as a `u16`:
+/// 0..=15 GPRs (x86 encoding order), 16..=22 flags, 32..=47 XMM registers,
+/// 48.. special registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Reg(pub u16);
+
+/// Names of the GPRs in x86 encoding order.
+pub const GPR_NAMES: [&str; 16] = [
+    "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+];
+/// Names of the status and control flags, in [`crate::GuestState::flags`] order.
+pub const FLAG_NAMES: [&str; 7] = ["cf", "pf", "af", "zf", "sf", "of", "df"];
+/// Names of the special registers, from [`Reg::FS_BASE`] on.
+pub const SPECIAL_NAMES: [&str; 4] = ["fs_base", "gs_base", "mxcsr", "fpcw"];
+
+const FLAG0: u16 = 16;
+const XMM0: u16 = 32;
+const SPECIAL0: u16 = 48;
+
+impl Reg {
+    pub const RAX: Reg = Reg(0);
+    pub const RCX: Reg = Reg(1);
+    pub const RDX: Reg = Reg(2);
+    pub const RBX: Reg = Reg(3);
+    pub const RSP: Reg = Reg(4);
+    pub const RBP: Reg = Reg(5);
+    pub const RSI: Reg = Reg(6);
+    pub const RDI: Reg = Reg(7);
+    pub const R11: Reg = Reg(11);
+    pub const CF: Reg = Reg(FLAG0);
+    pub const PF: Reg = Reg(FLAG0 + 1);
+    pub const AF: Reg = Reg(FLAG0 + 2);
+    pub const ZF: Reg = Reg(FLAG0 + 3);
+    pub const SF: Reg = Reg(FLAG0 + 4);
+    pub const OF: Reg = Reg(FLAG0 + 5);
+    pub const DF: Reg = Reg(FLAG0 + 6);
+    pub const FS_BASE: Reg = Reg(SPECIAL0);
+    pub const GS_BASE: Reg = Reg(SPECIAL0 + 1);
+    pub const MXCSR: Reg = Reg(SPECIAL0 + 2);
+    pub const FPCW: Reg = Reg(SPECIAL0 + 3);
+
+    /// The six status flags the arithmetic instructions write.
+    pub const STATUS_FLAGS: [Reg; 6] = [Reg::CF, Reg::PF, Reg::AF, Reg::ZF, Reg::SF, Reg::OF];
+
+    pub fn gpr(n: u8) -> Reg {
+        debug_assert!(n < 16);
+        Reg(u16::from(n))
+    }
+
+    pub fn xmm(n: u8) -> Reg {
+        debug_assert!(n < 16);
+        Reg(XMM0 + u16::from(n))
+    }
+
+    /// Every valid register, in encoding order.
+    pub fn all() -> impl Iterator<Item = Reg> {
+        (0..16).chain(FLAG0..FLAG0 + 7).chain(XMM0..XMM0 + 16).chain(SPECIAL0..SPECIAL0 + 4).map(Reg)
+    }
+
+    pub fn is_valid(self) -> bool {
+        self.ty().is_some()
+    }
+
+    pub fn as_gpr(self) -> Option<usize> {
+        (self.0 < 16).then_some(usize::from(self.0))
+    }
+
+    pub fn as_flag(self) -> Option<usize> {
+        (FLAG0..FLAG0 + 7).contains(&self.0).then(|| usize::from(self.0 - FLAG0))
+    }
+
+    pub fn as_xmm(self) -> Option<usize> {
+        (XMM0..XMM0 + 16).contains(&self.0).then(|| usize::from(self.0 - XMM0))
+    }
+
+    /// The type `get` of this register yields, or `None` for an invalid one.
+    pub fn ty(self) -> Option<Type> {
+        if self.as_gpr().is_some() {
+            Some(Type::I64)
+        } else if self.as_flag().is_some() {
+            Some(Type::I1)
+        } else if self.as_xmm().is_some() {
+            Some(Type::V128)
+        } else {
+            match self {
+                Reg::FS_BASE | Reg::GS_BASE => Some(Type::I64),
+                Reg::MXCSR => Some(Type::I32),
+                Reg::FPCW => Some(Type::I16),
+                _ => None,
+            }
+        }
+    }
+
+    /// The text name (`rax`, `cf`, `xmm3`, `fs_base`); `None` if invalid.
+    pub fn write_name(self, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
+        if let Some(g) = self.as_gpr() {
+            out.write_str(GPR_NAMES[g])
+        } else if let Some(f) = self.as_flag() {
+            out.write_str(FLAG_NAMES[f])
+        } else if let Some(x) = self.as_xmm() {
+            write!(out, "xmm{x}")
+        } else if (SPECIAL0..SPECIAL0 + 4).contains(&self.0) {
+            out.write_str(SPECIAL_NAMES[usize::from(self.0 - SPECIAL0)])
+        } else {
+            write!(out, "reg{}", self.0)
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Reg> {
+        if let Some(i) = GPR_NAMES.iter().position(|n| *n == s) {
+            return Some(Reg(i as u16));
+        }
+        if let Some(i) = FLAG_NAMES.iter().position(|n| *n == s) {
+            return Some(Reg(FLAG0 + i as u16));
+        }
+        if let Some(i) = SPECIAL_NAMES.iter().position(|n| *n == s) {
+            return Some(Reg(SPECIAL0 + i as u16));
+        }
+        let n: u16 = s.strip_prefix("xmm")?.parse().ok()?;
+        (n < 16).then_some(Reg(XMM0 + n))
+    }
+}
+
+impl core::fmt::Display for Reg {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.write_name(f)
+    }
+}

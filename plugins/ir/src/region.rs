@@ -1,0 +1,268 @@
+//! Regions: the instruction arena, block layout and the builder.
+
+use alloc::vec::Vec;
+
+use crate::cond::{ExitKind, FloatCond, Helper, IntCond, MemFlags, RmwOp, TrapKind};
+use crate::opcode::{Format, Opcode};
+use crate::reg::Reg;
+use crate::types::Type;
+
+/// A value: the index of the instruction that defines it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Value(pub u32);
+
+/// A block of a region: an index into [`Region::blocks`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Block(pub u32);
+
+impl Value {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl Block {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One instruction: a fixed-size, `Copy` record. What `aux` and `args`
+/// mean is given by the opcode's [`Format`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(C)]
+pub struct InstData {
+    pub op: Opcode,
+    pub ty: Type,
+    pub aux: u16,
+    pub args: [u32; 3],
+}
+
+impl InstData {
+    /// The value operands.
+    pub fn values(&self) -> impl Iterator<Item = Value> + '_ {
+        self.args[..self.op.format().value_args()].iter().map(|a| Value(*a))
+    }
+
+    pub fn arg(&self, i: usize) -> Value {
+        Value(self.args[i])
+    }
+
+    /// The 64-bit immediate of `Const`, `Mark`, `Exit` and `Trap` formats.
+    pub fn imm64(&self) -> u64 {
+        u64::from(self.args[0]) | (u64::from(self.args[1]) << 32)
+    }
+
+    pub fn reg(&self) -> Reg {
+        Reg(self.aux)
+    }
+
+    /// Target blocks of a `jump` or `brif`.
+    pub fn successors(&self) -> &[u32] {
+        match self.op.format() {
+            Format::Jump => &self.args[..1],
+            Format::Brif => &self.args[1..3],
+            _ => &[],
+        }
+    }
+}
+
+/// The contents of one block: instruction indices in execution order. The
+/// last one is the block's terminator.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlockData {
+    pub insts: Vec<Value>,
+}
+
+/// A unit of translation: the IR of guest code starting at `entry`.
+/// `blocks[0]` is the entry block.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Region {
+    /// Guest address of the first instruction.
+    pub entry: u64,
+    /// The instruction arena; a [`Value`] indexes it.
+    pub insts: Vec<InstData>,
+    pub blocks: Vec<BlockData>,
+}
+
+impl Region {
+    pub fn new(entry: u64) -> Region {
+        Region { entry, insts: Vec::new(), blocks: Vec::new() }
+    }
+
+    pub fn inst(&self, v: Value) -> &InstData {
+        &self.insts[v.index()]
+    }
+
+    /// The type of the value `v` defines.
+    pub fn value_type(&self, v: Value) -> Type {
+        let d = self.inst(v);
+        match d.op.format() {
+            Format::Get => d.reg().ty().unwrap_or(Type::I64),
+            Format::IntCompare | Format::FloatCompare if !d.ty.is_vector() => Type::I1,
+            _ if d.op == Opcode::Parity => Type::I1,
+            Format::Unary if d.op == Opcode::Movmsk => Type::I32,
+            Format::UnaryImm if d.op == Opcode::ExtractLane => d.ty.lane_type(),
+            _ => d.ty,
+        }
+    }
+
+    /// Guest instructions marked in the region, as (address, length).
+    pub fn guest_insns(&self) -> impl Iterator<Item = (u64, u16)> + '_ {
+        self.blocks
+            .iter()
+            .flat_map(|b| b.insts.iter())
+            .map(|v| self.inst(*v))
+            .filter(|d| d.op == Opcode::Insn)
+            .map(|d| (d.imm64(), d.aux))
+    }
+}
+
+/// Appends instructions to a region, one current block at a time.
+pub struct Builder<'r> {
+    pub region: &'r mut Region,
+    current: Block,
+}
+
+impl<'r> Builder<'r> {
+    /// A builder positioned at a new entry block (if the region has none) or
+    /// at the last block.
+    pub fn new(region: &'r mut Region) -> Builder<'r> {
+        if region.blocks.is_empty() {
+            region.blocks.push(BlockData::default());
+        }
+        let current = Block(region.blocks.len() as u32 - 1);
+        Builder { region, current }
+    }
+
+    pub fn create_block(&mut self) -> Block {
+        self.region.blocks.push(BlockData::default());
+        Block(self.region.blocks.len() as u32 - 1)
+    }
+
+    pub fn switch_to(&mut self, b: Block) {
+        self.current = b;
+    }
+
+    pub fn current(&self) -> Block {
+        self.current
+    }
+
+    /// Whether the current block already ends in a terminator.
+    pub fn is_terminated(&self) -> bool {
+        self.region.blocks[self.current.index()]
+            .insts
+            .last()
+            .is_some_and(|v| self.region.inst(*v).op.is_terminator())
+    }
+
+    /// Appends a raw instruction and returns the value it defines.
+    pub fn push(&mut self, data: InstData) -> Value {
+        let v = Value(self.region.insts.len() as u32);
+        self.region.insts.push(data);
+        self.region.blocks[self.current.index()].insts.push(v);
+        v
+    }
+
+    fn make(&mut self, op: Opcode, ty: Type, aux: u16, args: [u32; 3]) -> Value {
+        self.push(InstData { op, ty, aux, args })
+    }
+
+    pub fn iconst(&mut self, ty: Type, imm: u64) -> Value {
+        let imm = if ty.bits() < 64 { imm & ((1u64 << ty.bits()) - 1) } else { imm };
+        self.make(Opcode::Iconst, ty, 0, [imm as u32, (imm >> 32) as u32, 0])
+    }
+
+    pub fn get(&mut self, reg: Reg) -> Value {
+        let ty = reg.ty().expect("valid register");
+        self.make(Opcode::Get, ty, reg.0, [0; 3])
+    }
+
+    pub fn set(&mut self, reg: Reg, v: Value) {
+        let ty = reg.ty().expect("valid register");
+        self.make(Opcode::Set, ty, reg.0, [v.0, 0, 0]);
+    }
+
+    pub fn load(&mut self, ty: Type, addr: Value) -> Value {
+        self.make(Opcode::Load, ty, MemFlags::Plain as u16, [addr.0, 0, 0])
+    }
+
+    pub fn store(&mut self, ty: Type, addr: Value, v: Value) {
+        self.make(Opcode::Store, ty, MemFlags::Plain as u16, [addr.0, v.0, 0]);
+    }
+
+    pub fn atomic_rmw(&mut self, ty: Type, op: RmwOp, addr: Value, v: Value) -> Value {
+        self.make(Opcode::AtomicRmw, ty, op as u16, [addr.0, v.0, 0])
+    }
+
+    pub fn unary(&mut self, op: Opcode, ty: Type, a: Value) -> Value {
+        debug_assert_eq!(op.format(), Format::Unary);
+        self.make(op, ty, 0, [a.0, 0, 0])
+    }
+
+    pub fn binary(&mut self, op: Opcode, ty: Type, a: Value, b: Value) -> Value {
+        debug_assert_eq!(op.format(), Format::Binary);
+        self.make(op, ty, 0, [a.0, b.0, 0])
+    }
+
+    pub fn ternary(&mut self, op: Opcode, ty: Type, a: Value, b: Value, c: Value) -> Value {
+        debug_assert_eq!(op.format(), Format::Ternary);
+        self.make(op, ty, 0, [a.0, b.0, c.0])
+    }
+
+    pub fn unary_imm(&mut self, op: Opcode, ty: Type, a: Value, imm: u16) -> Value {
+        debug_assert_eq!(op.format(), Format::UnaryImm);
+        self.make(op, ty, imm, [a.0, 0, 0])
+    }
+
+    pub fn binary_imm(&mut self, op: Opcode, ty: Type, a: Value, b: Value, imm: u16) -> Value {
+        debug_assert_eq!(op.format(), Format::BinaryImm);
+        self.make(op, ty, imm, [a.0, b.0, 0])
+    }
+
+    pub fn icmp(&mut self, cond: IntCond, ty: Type, a: Value, b: Value) -> Value {
+        self.make(Opcode::Icmp, ty, cond as u16, [a.0, b.0, 0])
+    }
+
+    pub fn fcmp(&mut self, cond: FloatCond, ty: Type, a: Value, b: Value) -> Value {
+        self.make(Opcode::Fcmp, ty, cond as u16, [a.0, b.0, 0])
+    }
+
+    pub fn call(&mut self, helper: Helper) {
+        self.make(Opcode::Call, Type::I64, helper as u16, [0; 3]);
+    }
+
+    pub fn insn(&mut self, addr: u64, len: u16) {
+        self.make(Opcode::Insn, Type::I64, len, [addr as u32, (addr >> 32) as u32, 0]);
+    }
+
+    pub fn jump(&mut self, target: Block) {
+        self.make(Opcode::Jump, Type::I64, 0, [target.0, 0, 0]);
+    }
+
+    pub fn brif(&mut self, cond: Value, then: Block, els: Block) {
+        self.make(Opcode::Brif, Type::I64, 0, [cond.0, then.0, els.0]);
+    }
+
+    pub fn exit(&mut self, kind: ExitKind, target: u64) {
+        self.make(Opcode::Exit, Type::I64, kind as u16, [target as u32, (target >> 32) as u32, 0]);
+    }
+
+    pub fn exit_indirect(&mut self, kind: ExitKind, target: Value) {
+        self.make(Opcode::ExitIndirect, Type::I64, kind as u16, [target.0, 0, 0]);
+    }
+
+    pub fn trap(&mut self, kind: TrapKind, addr: u64) {
+        self.make(Opcode::Trap, Type::I64, kind as u16, [addr as u32, (addr >> 32) as u32, 0]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inst_data_is_16_bytes() {
+        assert_eq!(core::mem::size_of::<InstData>(), 16);
+    }
+}

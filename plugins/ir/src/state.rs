@@ -1,0 +1,147 @@
+//! The guest CPU state: one `#[repr(C)]` struct, the single home of every
+//! guest register while translated code or the interpreter runs.
+
+use crate::reg::Reg;
+
+/// Guest x86-64 register state. Its layout is part of the JIT's contract
+/// (the backend addresses fields by the offsets below) and of the plugin
+/// ABI; a test pins it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(16))]
+pub struct GuestState {
+    /// rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8..r15.
+    pub gpr: [u64; 16],
+    pub rip: u64,
+    pub fs_base: u64,
+    pub gs_base: u64,
+    /// cf, pf, af, zf, sf, of, df: one byte each, 0 or 1.
+    pub flags: [u8; 8],
+    pub mxcsr: u32,
+    /// x87 control word (only stored and reloaded: x87 arithmetic is not
+    /// implemented).
+    pub fpcw: u16,
+    pub _pad: [u8; 10],
+    pub xmm: [u128; 16],
+}
+
+impl Default for GuestState {
+    fn default() -> Self {
+        GuestState {
+            gpr: [0; 16],
+            rip: 0,
+            fs_base: 0,
+            gs_base: 0,
+            flags: [0; 8],
+            mxcsr: 0x1f80,
+            fpcw: 0x037f,
+            _pad: [0; 10],
+            xmm: [0; 16],
+        }
+    }
+}
+
+impl GuestState {
+    pub const OFFSET_GPR: usize = core::mem::offset_of!(GuestState, gpr);
+    pub const OFFSET_RIP: usize = core::mem::offset_of!(GuestState, rip);
+    pub const OFFSET_FS_BASE: usize = core::mem::offset_of!(GuestState, fs_base);
+    pub const OFFSET_GS_BASE: usize = core::mem::offset_of!(GuestState, gs_base);
+    pub const OFFSET_FLAGS: usize = core::mem::offset_of!(GuestState, flags);
+    pub const OFFSET_MXCSR: usize = core::mem::offset_of!(GuestState, mxcsr);
+    pub const OFFSET_FPCW: usize = core::mem::offset_of!(GuestState, fpcw);
+    pub const OFFSET_XMM: usize = core::mem::offset_of!(GuestState, xmm);
+
+    /// Byte offset of a register's slot in the struct.
+    pub fn offset_of(reg: Reg) -> usize {
+        if let Some(g) = reg.as_gpr() {
+            Self::OFFSET_GPR + 8 * g
+        } else if let Some(f) = reg.as_flag() {
+            Self::OFFSET_FLAGS + f
+        } else if let Some(x) = reg.as_xmm() {
+            Self::OFFSET_XMM + 16 * x
+        } else {
+            match reg {
+                Reg::FS_BASE => Self::OFFSET_FS_BASE,
+                Reg::GS_BASE => Self::OFFSET_GS_BASE,
+                Reg::MXCSR => Self::OFFSET_MXCSR,
+                Reg::FPCW => Self::OFFSET_FPCW,
+                _ => panic!("invalid register {reg:?}"),
+            }
+        }
+    }
+
+    /// Reads a register as raw bits.
+    pub fn get(&self, reg: Reg) -> u128 {
+        if let Some(g) = reg.as_gpr() {
+            u128::from(self.gpr[g])
+        } else if let Some(f) = reg.as_flag() {
+            u128::from(self.flags[f] & 1)
+        } else if let Some(x) = reg.as_xmm() {
+            self.xmm[x]
+        } else {
+            match reg {
+                Reg::FS_BASE => u128::from(self.fs_base),
+                Reg::GS_BASE => u128::from(self.gs_base),
+                Reg::MXCSR => u128::from(self.mxcsr),
+                Reg::FPCW => u128::from(self.fpcw),
+                _ => panic!("invalid register {reg:?}"),
+            }
+        }
+    }
+
+    /// Writes a register from raw bits (truncated to its width).
+    pub fn set(&mut self, reg: Reg, v: u128) {
+        if let Some(g) = reg.as_gpr() {
+            self.gpr[g] = v as u64;
+        } else if let Some(f) = reg.as_flag() {
+            self.flags[f] = (v & 1) as u8;
+        } else if let Some(x) = reg.as_xmm() {
+            self.xmm[x] = v;
+        } else {
+            match reg {
+                Reg::FS_BASE => self.fs_base = v as u64,
+                Reg::GS_BASE => self.gs_base = v as u64,
+                Reg::MXCSR => self.mxcsr = v as u32,
+                Reg::FPCW => self.fpcw = v as u16,
+                _ => panic!("invalid register {reg:?}"),
+            }
+        }
+    }
+
+    /// The flags packed as in the x86 RFLAGS register (bit 1 always set).
+    pub fn rflags(&self) -> u64 {
+        const BITS: [u32; 7] = [0, 2, 4, 6, 7, 11, 10];
+        BITS.iter().zip(self.flags.iter()).fold(2, |acc, (bit, f)| acc | (u64::from(*f & 1) << bit))
+    }
+
+    /// Sets the seven flags from an RFLAGS value.
+    pub fn set_rflags(&mut self, rflags: u64) {
+        const BITS: [u32; 7] = [0, 2, 4, 6, 7, 11, 10];
+        for (f, bit) in self.flags.iter_mut().zip(BITS) {
+            *f = ((rflags >> bit) & 1) as u8;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_is_pinned() {
+        assert_eq!(GuestState::OFFSET_GPR, 0);
+        assert_eq!(GuestState::OFFSET_RIP, 128);
+        assert_eq!(GuestState::OFFSET_FS_BASE, 136);
+        assert_eq!(GuestState::OFFSET_FLAGS, 152);
+        assert_eq!(GuestState::OFFSET_MXCSR, 160);
+        assert_eq!(GuestState::OFFSET_XMM, 176);
+        assert_eq!(core::mem::size_of::<GuestState>(), 432);
+    }
+
+    #[test]
+    fn rflags_round_trip() {
+        let mut s = GuestState::default();
+        s.set_rflags(0x8d5);
+        assert_eq!(s.flags, [1, 1, 1, 1, 1, 1, 0, 0]);
+        assert_eq!(s.rflags(), 0x8d7);
+    }
+}
