@@ -1,1 +1,10 @@
-//! placeholder
+//! The built-in passes of aarchx. Each is described by a
+//! [`aarchx_pass::PassInfo`] and registered in [`BUILTIN`]; they use the
+//! same interface as passes loaded from plugins.
+
+pub mod decode;
+
+use aarchx_pass::PassInfo;
+
+/// Every built-in pass, in no particular order.
+pub static BUILTIN: &[&PassInfo] = &[&decode::INFO];

@@ -84,6 +84,8 @@ named_enum! {
         Breakpoint = "breakpoint",
         /// hlt and other privileged instructions in user mode: SIGSEGV.
         Privileged = "privileged",
+        /// Instruction fetch from unmapped or non-executable memory: SIGSEGV.
+        FetchFault = "fetchfault",
     }
 }
 

@@ -261,8 +261,10 @@ declare_ops! {
     Fmax = "fmax", Binary;
     /// Float compare, yields i1 (a lane mask of T for vectors).
     Fcmp = "fcmp", FloatCompare;
-    /// Float vA to signed integer T; IMM 0 truncates, 1 rounds to nearest even.
-    /// NaN and out-of-range give the integer indefinite (the minimum value).
+    /// Float vA to signed integer T; IMM bit 0 clear truncates, set rounds to
+    /// nearest even. NaN and out-of-range give the integer indefinite (the
+    /// minimum value). For `i32x4`, IMM bit 1 set means the source is `f64x2`
+    /// (two results, upper lanes zero), clear means `f32x4`.
     FcvtToSint = "fcvt_to_sint", UnaryImm;
     /// Signed integer vA to float T, rounded to nearest even (lane-wise: i32 lanes to T lanes).
     SintToF = "sint_to_f", Unary;

@@ -197,7 +197,7 @@ fn check_types(region: &Region, d: &InstData) -> Result<(), String> {
             let a = arg(0);
             match d.op {
                 Opcode::ExtractLane => known(a.is_vector() && ty.is_vector() && u32::from(d.aux) < ty.lanes(), "lane")?,
-                Opcode::FcvtToSint => known((a.is_float() || a.is_vector()) && d.aux <= 1, "rounding")?,
+                Opcode::FcvtToSint => known((a.is_float() || a.is_vector()) && d.aux <= 3, "conversion mode")?,
                 Opcode::ByteShl | Opcode::ByteShr => known(a.is_vector() && d.aux <= 16, "byte count")?,
                 _ => known(a.is_vector() && ty.is_vector(), "type")?,
             }

@@ -1,0 +1,487 @@
+//! Integer data movement and arithmetic: mov and its extensions, lea, the
+//! two-operand ALU group, inc/dec/neg/not, shifts and rotates, exchange
+//! and atomic forms, bit tests and scans, byte swap, sign extensions.
+
+use aarchx_ir::{IntCond, Opcode, Reg, RmwOp, Type, Value};
+use iced_x86::{Mnemonic, OpKind};
+
+use super::flags::Arith;
+use super::lift::Outcome;
+use super::operand::{int_type, L};
+
+impl L<'_, '_> {
+    pub fn mov(&mut self) -> Outcome {
+        let ty = self.op_type(0);
+        let v = self.read(1, ty);
+        self.write(0, v);
+        Outcome::Next
+    }
+
+    /// movzx, movsx, movsxd (and mov r32, r/m32 via movsxd's 32-bit form).
+    pub fn extend(&mut self, signed: bool) -> Outcome {
+        let src = self.op_type(1);
+        let dst = self.op_type(0);
+        let v = self.read(1, src);
+        let w = if src == dst {
+            v
+        } else if signed {
+            self.un(Opcode::Sext, dst, v)
+        } else {
+            self.un(Opcode::Zext, dst, v)
+        };
+        self.write(0, w);
+        Outcome::Next
+    }
+
+    pub fn lea(&mut self) -> Outcome {
+        let ty = self.op_type(0);
+        let a = self.addr();
+        let v = self.resize(a, Type::I64, ty);
+        self.write(0, v);
+        Outcome::Next
+    }
+
+    /// add, adc, sub, sbb, cmp, and, or, xor, test.
+    pub fn alu2(&mut self, m: Mnemonic) -> Outcome {
+        let ty = self.op_type(0);
+        let lock = self.i.has_lock_prefix() && self.is_mem(0);
+        let b = self.read(1, ty);
+        if lock {
+            if let Some(rmw) = match m {
+                Mnemonic::Add | Mnemonic::Sub => Some(RmwOp::Add),
+                Mnemonic::And => Some(RmwOp::And),
+                Mnemonic::Or => Some(RmwOp::Or),
+                Mnemonic::Xor => Some(RmwOp::Xor),
+                _ => None,
+            } {
+                let addr = self.addr();
+                let operand = if m == Mnemonic::Sub { self.un(Opcode::Neg, ty, b) } else { b };
+                let a = self.b.atomic_rmw(ty, rmw, addr, operand);
+                self.alu2_result(m, ty, a, b, None);
+                return Outcome::Next;
+            }
+        }
+        let (a, addr) = self.read_rmw(0);
+        let carry = self.carry_in(m);
+        if let Some(r) = self.alu2_result(m, ty, a, b, carry) {
+            self.write_at(0, addr, r);
+        }
+        Outcome::Next
+    }
+
+    fn carry_in(&mut self, m: Mnemonic) -> Option<Value> {
+        matches!(m, Mnemonic::Adc | Mnemonic::Sbb).then(|| self.b.get(Reg::CF))
+    }
+
+    /// Computes an ALU result and its flags; `None` for cmp and test, which
+    /// write no result.
+    fn alu2_result(&mut self, m: Mnemonic, ty: Type, a: Value, b: Value, carry: Option<Value>) -> Option<Value> {
+        let with_carry = |s: &mut Self, op: Opcode, r: Value| match carry {
+            Some(c) => {
+                let cw = s.un(Opcode::Zext, ty, c);
+                s.bin(op, ty, r, cw)
+            }
+            None => r,
+        };
+        match m {
+            Mnemonic::Add | Mnemonic::Adc => {
+                let r = self.bin(Opcode::Add, ty, a, b);
+                let r = with_carry(self, Opcode::Add, r);
+                self.flags_arith(Arith::Add, ty, a, b, r, carry, true);
+                Some(r)
+            }
+            Mnemonic::Sub | Mnemonic::Sbb | Mnemonic::Cmp => {
+                let r = self.bin(Opcode::Sub, ty, a, b);
+                let r = with_carry(self, Opcode::Sub, r);
+                self.flags_arith(Arith::Sub, ty, a, b, r, carry, true);
+                (m != Mnemonic::Cmp).then_some(r)
+            }
+            _ => {
+                let op = match m {
+                    Mnemonic::And | Mnemonic::Test => Opcode::And,
+                    Mnemonic::Or => Opcode::Or,
+                    _ => Opcode::Xor,
+                };
+                let r = self.bin(op, ty, a, b);
+                self.flags_logic(ty, r);
+                (m != Mnemonic::Test).then_some(r)
+            }
+        }
+    }
+
+    /// inc, dec (CF unchanged), neg, not (no flags).
+    pub fn alu1(&mut self, m: Mnemonic) -> Outcome {
+        let ty = self.op_type(0);
+        if self.i.has_lock_prefix() && self.is_mem(0) && matches!(m, Mnemonic::Inc | Mnemonic::Dec) {
+            let one = self.c(ty, if m == Mnemonic::Inc { 1 } else { u64::MAX });
+            let addr = self.addr();
+            let a = self.b.atomic_rmw(ty, RmwOp::Add, addr, one);
+            let r = self.bin(Opcode::Add, ty, a, one);
+            let (kind, b) = self.inc_dec_operands(m, ty);
+            self.flags_arith(kind, ty, a, b, r, None, false);
+            return Outcome::Next;
+        }
+        let (a, addr) = self.read_rmw(0);
+        let r = match m {
+            Mnemonic::Inc | Mnemonic::Dec => {
+                let (kind, b) = self.inc_dec_operands(m, ty);
+                let op = if m == Mnemonic::Inc { Opcode::Add } else { Opcode::Sub };
+                let r = self.bin(op, ty, a, b);
+                self.flags_arith(kind, ty, a, b, r, None, false);
+                r
+            }
+            Mnemonic::Neg => {
+                let zero = self.c(ty, 0);
+                let r = self.un(Opcode::Neg, ty, a);
+                self.flags_arith(Arith::Sub, ty, zero, a, r, None, true);
+                r
+            }
+            _ => self.un(Opcode::Not, ty, a),
+        };
+        self.write_at(0, addr, r);
+        Outcome::Next
+    }
+
+    fn inc_dec_operands(&mut self, m: Mnemonic, ty: Type) -> (Arith, Value) {
+        let one = self.c(ty, 1);
+        (if m == Mnemonic::Inc { Arith::Add } else { Arith::Sub }, one)
+    }
+
+    /// Sets `reg` to `v`, or leaves it as it was when `keep` (an i1) holds.
+    fn set_unless(&mut self, reg: Reg, keep: Value, v: Value) {
+        let ty = reg.ty().unwrap_or(Type::I1);
+        let old = self.b.get(reg);
+        let n = self.select(ty, keep, old, v);
+        self.b.set(reg, n);
+    }
+
+    /// shl/sal, shr, sar, rol, ror with an immediate, cl or implicit 1 count.
+    pub fn shift(&mut self, m: Mnemonic) -> Outcome {
+        let ty = self.op_type(0);
+        let bits = ty.bits();
+        let raw = if self.i.op_count() < 2 {
+            self.c(Type::I8, 1)
+        } else if self.i.op_kind(1) == OpKind::Register {
+            let cl = self.gpr_get(self.i.op_register(1));
+            self.resize(cl, self.op_type(1), Type::I8)
+        } else {
+            self.c(Type::I8, self.i.immediate(1))
+        };
+        let mask = self.c(Type::I8, if bits == 64 { 63 } else { 31 });
+        let count = self.bin(Opcode::And, Type::I8, raw, mask);
+        let zero8 = self.c(Type::I8, 0);
+        let none = self.icmp(IntCond::Eq, Type::I8, count, zero8);
+        let (a, addr) = self.read_rmw(0);
+        let one8 = self.c(Type::I8, 1);
+        let cm1 = self.bin(Opcode::Sub, Type::I8, count, one8);
+        let (r, cf, of) = match m {
+            Mnemonic::Shl | Mnemonic::Sal => {
+                let r = self.bin(Opcode::Shl, ty, a, count);
+                // CF: the last bit shifted out, bit (bits - count) of a.
+                let before = self.bin(Opcode::Shl, ty, a, cm1);
+                let cf = self.bit(ty, before, bits - 1);
+                let msb = self.bit(ty, r, bits - 1);
+                let of = self.bin(Opcode::Xor, Type::I1, msb, cf);
+                (r, cf, of)
+            }
+            Mnemonic::Shr => {
+                let r = self.bin(Opcode::Lshr, ty, a, count);
+                let before = self.bin(Opcode::Lshr, ty, a, cm1);
+                let cf = self.bit(ty, before, 0);
+                let of = self.bit(ty, a, bits - 1);
+                (r, cf, of)
+            }
+            Mnemonic::Sar => {
+                let r = self.bin(Opcode::Ashr, ty, a, count);
+                let before = self.bin(Opcode::Ashr, ty, a, cm1);
+                let cf = self.bit(ty, before, 0);
+                let of = self.c(Type::I1, 0);
+                (r, cf, of)
+            }
+            Mnemonic::Rol => {
+                let r = self.bin(Opcode::Rotl, ty, a, count);
+                let cf = self.bit(ty, r, 0);
+                let msb = self.bit(ty, r, bits - 1);
+                let of = self.bin(Opcode::Xor, Type::I1, msb, cf);
+                (r, cf, of)
+            }
+            _ => {
+                let r = self.bin(Opcode::Rotr, ty, a, count);
+                let cf = self.bit(ty, r, bits - 1);
+                let next = self.bit(ty, r, bits - 2);
+                let of = self.bin(Opcode::Xor, Type::I1, cf, next);
+                (r, cf, of)
+            }
+        };
+        self.write_at(0, addr, r);
+        self.set_unless(Reg::CF, none, cf);
+        self.set_unless(Reg::OF, none, of);
+        if !matches!(m, Mnemonic::Rol | Mnemonic::Ror) {
+            let zero = self.c(ty, 0);
+            let zf = self.icmp(IntCond::Eq, ty, r, zero);
+            let sf = self.icmp(IntCond::Slt, ty, r, zero);
+            let pf = self.un(Opcode::Parity, ty, r);
+            self.set_unless(Reg::ZF, none, zf);
+            self.set_unless(Reg::SF, none, sf);
+            self.set_unless(Reg::PF, none, pf);
+            // AF is undefined after a shift; keep it when the count is zero.
+            let af = self.c(Type::I1, 0);
+            self.set_unless(Reg::AF, none, af);
+        }
+        Outcome::Next
+    }
+
+    /// shld / shrd: double-precision shifts through a double-width value.
+    pub fn shift_double(&mut self, left: bool) -> Outcome {
+        let ty = self.op_type(0);
+        let bits = ty.bits();
+        let wide = int_type(2 * ty.bits() as usize / 8);
+        let raw = if self.i.op_kind(2) == OpKind::Register {
+            self.gpr_get(self.i.op_register(2))
+        } else {
+            self.c(Type::I8, self.i.immediate(2))
+        };
+        let mask = self.c(Type::I8, if bits == 64 { 63 } else { 31 });
+        let count = self.bin(Opcode::And, Type::I8, raw, mask);
+        let zero8 = self.c(Type::I8, 0);
+        let none = self.icmp(IntCond::Eq, Type::I8, count, zero8);
+        let (a, addr) = self.read_rmw(0);
+        let src = self.read(1, ty);
+        let shift_bits = self.c(Type::I8, u64::from(bits));
+        let one8 = self.c(Type::I8, 1);
+        let cm1 = self.bin(Opcode::Sub, Type::I8, count, one8);
+        let (r, cf) = if left {
+            let w = self.bin(Opcode::Concat, wide, a, src);
+            let shifted = self.bin(Opcode::Shl, wide, w, count);
+            let hi = self.bin(Opcode::Lshr, wide, shifted, shift_bits);
+            let r = self.un(Opcode::Trunc, ty, hi);
+            let before = self.bin(Opcode::Shl, ty, a, cm1);
+            (r, self.bit(ty, before, bits - 1))
+        } else {
+            let w = self.bin(Opcode::Concat, wide, src, a);
+            let shifted = self.bin(Opcode::Lshr, wide, w, count);
+            let r = self.un(Opcode::Trunc, ty, shifted);
+            let before = self.bin(Opcode::Lshr, ty, a, cm1);
+            (r, self.bit(ty, before, 0))
+        };
+        self.write_at(0, addr, r);
+        let sa = self.bit(ty, a, bits - 1);
+        let sr = self.bit(ty, r, bits - 1);
+        let of = self.bin(Opcode::Xor, Type::I1, sa, sr);
+        self.set_unless(Reg::CF, none, cf);
+        self.set_unless(Reg::OF, none, of);
+        let zero = self.c(ty, 0);
+        let zf = self.icmp(IntCond::Eq, ty, r, zero);
+        let sf = self.icmp(IntCond::Slt, ty, r, zero);
+        let pf = self.un(Opcode::Parity, ty, r);
+        self.set_unless(Reg::ZF, none, zf);
+        self.set_unless(Reg::SF, none, sf);
+        self.set_unless(Reg::PF, none, pf);
+        let af = self.c(Type::I1, 0);
+        self.set_unless(Reg::AF, none, af);
+        Outcome::Next
+    }
+
+    /// xchg: with a memory operand it is always atomic.
+    pub fn xchg(&mut self) -> Outcome {
+        let ty = self.op_type(0);
+        if self.is_mem(0) || self.is_mem(1) {
+            let r = if self.is_mem(0) { 1 } else { 0 };
+            let v = self.read(r, ty);
+            let addr = self.addr();
+            let old = self.b.atomic_rmw(ty, RmwOp::Xchg, addr, v);
+            self.write(r, old);
+        } else {
+            let a = self.read(0, ty);
+            let b = self.read(1, ty);
+            self.write(0, b);
+            self.write(1, a);
+        }
+        Outcome::Next
+    }
+
+    /// xadd: dst = dst + src, src = old dst.
+    pub fn xadd(&mut self) -> Outcome {
+        let ty = self.op_type(0);
+        let b = self.read(1, ty);
+        let a = if self.is_mem(0) {
+            let addr = self.addr();
+            self.b.atomic_rmw(ty, RmwOp::Add, addr, b)
+        } else {
+            self.read(0, ty)
+        };
+        let r = self.bin(Opcode::Add, ty, a, b);
+        self.flags_arith(Arith::Add, ty, a, b, r, None, true);
+        self.write(1, a);
+        if !self.is_mem(0) {
+            self.write(0, r);
+        }
+        Outcome::Next
+    }
+
+    /// cmpxchg: compare the accumulator with dst; if equal dst = src, else
+    /// the accumulator = dst. Flags as `cmp acc, dst`.
+    pub fn cmpxchg(&mut self) -> Outcome {
+        let ty = self.op_type(0);
+        let acc_reg = match ty {
+            Type::I8 => iced_x86::Register::AL,
+            Type::I16 => iced_x86::Register::AX,
+            Type::I32 => iced_x86::Register::EAX,
+            _ => iced_x86::Register::RAX,
+        };
+        let acc = self.gpr_get(acc_reg);
+        let src = self.read(1, ty);
+        let old = if self.is_mem(0) {
+            let addr = self.addr();
+            self.b.ternary(Opcode::AtomicCas, ty, addr, acc, src)
+        } else {
+            let old = self.read(0, ty);
+            let eq = self.icmp(IntCond::Eq, ty, old, acc);
+            let new = self.select(ty, eq, src, old);
+            self.write(0, new);
+            old
+        };
+        let r = self.bin(Opcode::Sub, ty, acc, old);
+        self.flags_arith(Arith::Sub, ty, acc, old, r, None, true);
+        // On failure the accumulator receives the old value (on success it
+        // already equals it, but a 32-bit accumulator write is still
+        // skipped on success, so keep the upper half then).
+        let eq = self.icmp(IntCond::Eq, ty, old, acc);
+        let full_old = self.b.get(Reg::RAX);
+        self.gpr_set(acc_reg, old);
+        if ty == Type::I32 {
+            let written = self.b.get(Reg::RAX);
+            let kept = self.select(Type::I64, eq, full_old, written);
+            self.b.set(Reg::RAX, kept);
+        }
+        Outcome::Next
+    }
+
+    pub fn bswap(&mut self) -> Outcome {
+        let ty = self.op_type(0);
+        let a = self.read(0, ty);
+        let r = self.un(Opcode::Bswap, ty, a);
+        self.write(0, r);
+        Outcome::Next
+    }
+
+    /// bt, bts, btr, btc. With a register bit offset and a memory operand,
+    /// the offset addresses memory beyond the operand (signed).
+    pub fn bit_test(&mut self, m: Mnemonic) -> Outcome {
+        let ty = self.op_type(0);
+        let bits = u64::from(ty.bits());
+        let reg_offset = self.i.op_kind(1) == OpKind::Register;
+        let off = self.read(1, ty);
+        let (a, addr) = if self.is_mem(0) && reg_offset {
+            // Address = ea + (offset >> log2(bits)) * (bits / 8), signed.
+            let ea = self.addr();
+            let off64 = self.sext(off, ty, Type::I64);
+            let sh = self.c(Type::I8, u64::from(bits.trailing_zeros()));
+            let word = self.bin(Opcode::Ashr, Type::I64, off64, sh);
+            let sc = self.c(Type::I8, u64::from((bits / 8).trailing_zeros()));
+            let bytes = self.bin(Opcode::Shl, Type::I64, word, sc);
+            let at = self.bin(Opcode::Add, Type::I64, ea, bytes);
+            (self.b.load(ty, at), Some(at))
+        } else {
+            self.read_rmw(0)
+        };
+        let mask = self.c(ty, bits - 1);
+        let n = self.bin(Opcode::And, ty, off, mask);
+        let shifted = self.bin(Opcode::Lshr, ty, a, n);
+        let cf = self.un(Opcode::Trunc, Type::I1, shifted);
+        self.b.set(Reg::CF, cf);
+        let one = self.c(ty, 1);
+        let bit = self.bin(Opcode::Shl, ty, one, n);
+        let r = match m {
+            Mnemonic::Bts => Some(self.bin(Opcode::Or, ty, a, bit)),
+            Mnemonic::Btr => Some(self.bin(Opcode::AndNot, ty, a, bit)),
+            Mnemonic::Btc => Some(self.bin(Opcode::Xor, ty, a, bit)),
+            _ => None,
+        };
+        if let Some(r) = r {
+            match addr {
+                Some(at) => self.b.store(ty, at, r),
+                None => self.write(0, r),
+            }
+        }
+        Outcome::Next
+    }
+
+    /// bsf, bsr (destination unchanged and ZF set for a zero source),
+    /// tzcnt, lzcnt, popcnt.
+    pub fn bit_scan(&mut self, m: Mnemonic) -> Outcome {
+        let ty = self.op_type(0);
+        let src = self.read(1, ty);
+        let zero = self.c(ty, 0);
+        let is_zero = self.icmp(IntCond::Eq, ty, src, zero);
+        let f = self.c(Type::I1, 0);
+        match m {
+            Mnemonic::Bsf | Mnemonic::Bsr => {
+                let idx = if m == Mnemonic::Bsf {
+                    self.un(Opcode::Ctz, ty, src)
+                } else {
+                    let lz = self.un(Opcode::Clz, ty, src);
+                    let top = self.c(ty, u64::from(ty.bits() - 1));
+                    self.bin(Opcode::Sub, ty, top, lz)
+                };
+                let old = self.read(0, ty);
+                let r = self.select(ty, is_zero, old, idx);
+                self.write(0, r);
+                self.b.set(Reg::ZF, is_zero);
+                // CF, OF, SF, AF, PF are undefined: these CPUs clear them
+                // except as computed below, which the oracle masks.
+                self.b.set(Reg::CF, f);
+                self.b.set(Reg::OF, f);
+                self.b.set(Reg::SF, f);
+                self.b.set(Reg::AF, f);
+                let pf = self.un(Opcode::Parity, ty, r);
+                self.b.set(Reg::PF, pf);
+            }
+            Mnemonic::Tzcnt | Mnemonic::Lzcnt => {
+                let r = self.un(if m == Mnemonic::Tzcnt { Opcode::Ctz } else { Opcode::Clz }, ty, src);
+                self.write(0, r);
+                self.b.set(Reg::CF, is_zero);
+                let rz = self.icmp(IntCond::Eq, ty, r, zero);
+                self.b.set(Reg::ZF, rz);
+                self.b.set(Reg::OF, f);
+                self.b.set(Reg::SF, f);
+                self.b.set(Reg::AF, f);
+                self.b.set(Reg::PF, f);
+            }
+            _ => {
+                let r = self.un(Opcode::Popcnt, ty, src);
+                self.write(0, r);
+                self.b.set(Reg::ZF, is_zero);
+                for reg in [Reg::CF, Reg::OF, Reg::SF, Reg::AF, Reg::PF] {
+                    self.b.set(reg, f);
+                }
+            }
+        }
+        Outcome::Next
+    }
+
+    /// cbw/cwde/cdqe (sign-extend the accumulator in place) and
+    /// cwd/cdq/cqo (into the data register).
+    pub fn sign_extend_acc(&mut self, m: Mnemonic) -> Outcome {
+        use iced_x86::Register as R;
+        let (src, dst) = match m {
+            Mnemonic::Cbw => (R::AL, R::AX),
+            Mnemonic::Cwde => (R::AX, R::EAX),
+            Mnemonic::Cdqe => (R::EAX, R::RAX),
+            Mnemonic::Cwd => (R::AX, R::DX),
+            Mnemonic::Cdq => (R::EAX, R::EDX),
+            _ => (R::RAX, R::RDX),
+        };
+        let v = self.gpr_get(src);
+        let sty = int_type(src.size());
+        let dty = int_type(dst.size());
+        let r = if matches!(m, Mnemonic::Cwd | Mnemonic::Cdq | Mnemonic::Cqo) {
+            let s = self.c(Type::I8, u64::from(sty.bits() - 1));
+            self.bin(Opcode::Ashr, sty, v, s)
+        } else {
+            self.un(Opcode::Sext, dty, v)
+        };
+        self.gpr_set(dst, r);
+        Outcome::Next
+    }
+}

@@ -1,0 +1,293 @@
+//! Operand access for the lifter: guest registers at every width
+//! (including the high-byte registers and 32-bit zero-extension), memory
+//! effective addresses, immediates, and small IR-building shorthands.
+
+use aarchx_ir::{Builder, IntCond, Opcode, Reg, Type, Value};
+use iced_x86::{Instruction, OpKind, Register};
+
+/// The lifter's context for one guest instruction.
+pub struct L<'a, 'r> {
+    pub b: &'a mut Builder<'r>,
+    pub i: &'a Instruction,
+}
+
+/// The integer type of an operand of `bytes` bytes.
+pub fn int_type(bytes: usize) -> Type {
+    match bytes {
+        1 => Type::I8,
+        2 => Type::I16,
+        4 => Type::I32,
+        8 => Type::I64,
+        _ => Type::I128,
+    }
+}
+
+/// The guest register slot and bit offset of an x86 GPR of any width.
+fn gpr_slot(reg: Register) -> (Reg, u32) {
+    let high = matches!(reg, Register::AH | Register::CH | Register::DH | Register::BH);
+    let full = if high {
+        [Register::RAX, Register::RCX, Register::RDX, Register::RBX][reg as usize - Register::AH as usize]
+    } else {
+        reg.full_register()
+    };
+    (Reg::gpr((full as usize - Register::RAX as usize) as u8), if high { 8 } else { 0 })
+}
+
+pub fn xmm_slot(reg: Register) -> Reg {
+    Reg::xmm((reg as usize - Register::XMM0 as usize) as u8)
+}
+
+impl L<'_, '_> {
+    // Shorthands for building IR.
+
+    pub fn c(&mut self, ty: Type, imm: u64) -> Value {
+        self.b.iconst(ty, imm)
+    }
+
+    pub fn bin(&mut self, op: Opcode, ty: Type, a: Value, b: Value) -> Value {
+        self.b.binary(op, ty, a, b)
+    }
+
+    pub fn un(&mut self, op: Opcode, ty: Type, a: Value) -> Value {
+        self.b.unary(op, ty, a)
+    }
+
+    pub fn icmp(&mut self, cond: IntCond, ty: Type, a: Value, b: Value) -> Value {
+        self.b.icmp(cond, ty, a, b)
+    }
+
+    pub fn select(&mut self, ty: Type, c: Value, a: Value, b: Value) -> Value {
+        self.b.ternary(Opcode::Select, ty, c, a, b)
+    }
+
+    /// `v` (of type `from`) converted to `to` by zero-extension or truncation.
+    pub fn resize(&mut self, v: Value, from: Type, to: Type) -> Value {
+        match from.bits().cmp(&to.bits()) {
+            core::cmp::Ordering::Less => self.un(Opcode::Zext, to, v),
+            core::cmp::Ordering::Greater => self.un(Opcode::Trunc, to, v),
+            core::cmp::Ordering::Equal => v,
+        }
+    }
+
+    /// Sign-extends `v` of type `from` to `to` (no-op when equal).
+    pub fn sext(&mut self, v: Value, from: Type, to: Type) -> Value {
+        if from == to {
+            v
+        } else {
+            self.un(Opcode::Sext, to, v)
+        }
+    }
+
+    /// Bit `k` of `v` as an i1.
+    pub fn bit(&mut self, ty: Type, v: Value, k: u32) -> Value {
+        let shifted = if k == 0 {
+            v
+        } else {
+            let amount = self.c(Type::I8, u64::from(k));
+            self.bin(Opcode::Lshr, ty, v, amount)
+        };
+        if ty == Type::I1 {
+            shifted
+        } else {
+            self.un(Opcode::Trunc, Type::I1, shifted)
+        }
+    }
+
+    // Registers.
+
+    /// Reads a GPR at its own width (al, ah, ax, eax, rax...).
+    pub fn gpr_get(&mut self, reg: Register) -> Value {
+        let (slot, shift) = gpr_slot(reg);
+        let full = self.b.get(slot);
+        let ty = int_type(reg.size());
+        if ty == Type::I64 {
+            return full;
+        }
+        let v = if shift == 0 {
+            full
+        } else {
+            let s = self.c(Type::I8, u64::from(shift));
+            self.bin(Opcode::Lshr, Type::I64, full, s)
+        };
+        self.un(Opcode::Trunc, ty, v)
+    }
+
+    /// Writes a GPR at its own width: 32-bit writes zero the upper half,
+    /// 8- and 16-bit writes keep the other bits.
+    pub fn gpr_set(&mut self, reg: Register, v: Value) {
+        let (slot, shift) = gpr_slot(reg);
+        let size = reg.size();
+        let merged = match size {
+            8 => v,
+            4 => self.un(Opcode::Zext, Type::I64, v),
+            _ => {
+                let old = self.b.get(slot);
+                let mask = ((1u64 << (8 * size)) - 1) << shift;
+                let keep = self.c(Type::I64, !mask);
+                let kept = self.bin(Opcode::And, Type::I64, old, keep);
+                let wide = self.un(Opcode::Zext, Type::I64, v);
+                let placed = if shift == 0 {
+                    wide
+                } else {
+                    let s = self.c(Type::I8, u64::from(shift));
+                    self.bin(Opcode::Shl, Type::I64, wide, s)
+                };
+                self.bin(Opcode::Or, Type::I64, kept, placed)
+            }
+        };
+        self.b.set(slot, merged);
+    }
+
+    // Memory.
+
+    /// The effective address of the instruction's memory operand, with the
+    /// FS or GS base added for those segments.
+    pub fn addr(&mut self) -> Value {
+        let i = self.i;
+        let base = i.memory_base();
+        let mut addr = if base == Register::RIP || base == Register::EIP {
+            self.c(Type::I64, i.memory_displacement64())
+        } else {
+            let disp = self.c(Type::I64, i.memory_displacement64());
+            let mut a = disp;
+            if base != Register::None {
+                let bv = self.gpr_get64(base);
+                a = self.bin(Opcode::Add, Type::I64, bv, a);
+            }
+            let index = i.memory_index();
+            if index != Register::None {
+                let iv = self.gpr_get64(index);
+                let scaled = match i.memory_index_scale() {
+                    1 => iv,
+                    s => {
+                        let sh = self.c(Type::I8, u64::from(s.trailing_zeros()));
+                        self.bin(Opcode::Shl, Type::I64, iv, sh)
+                    }
+                };
+                a = self.bin(Opcode::Add, Type::I64, a, scaled);
+            }
+            if base.size() == 4 || index.size() == 4 {
+                // 32-bit address size (0x67 prefix): the sum wraps at 4 GiB.
+                a = self.un(Opcode::Trunc, Type::I32, a);
+                a = self.un(Opcode::Zext, Type::I64, a);
+            }
+            a
+        };
+        let seg = match i.memory_segment() {
+            Register::FS => Some(Reg::FS_BASE),
+            Register::GS => Some(Reg::GS_BASE),
+            _ => None,
+        };
+        if let Some(s) = seg {
+            let sb = self.b.get(s);
+            addr = self.bin(Opcode::Add, Type::I64, addr, sb);
+        }
+        addr
+    }
+
+    /// A GPR used in an address, zero-extended to 64 bits.
+    fn gpr_get64(&mut self, reg: Register) -> Value {
+        let v = self.gpr_get(reg);
+        self.resize(v, int_type(reg.size()), Type::I64)
+    }
+
+    // Operands.
+
+    /// Size in bytes of operand `n` (immediates take the size of operand 0).
+    pub fn op_size(&self, n: u32) -> usize {
+        match self.i.op_kind(n) {
+            OpKind::Register => self.i.op_register(n).size(),
+            OpKind::Memory => self.i.memory_size().size(),
+            _ => self.op_size(0),
+        }
+    }
+
+    pub fn op_type(&self, n: u32) -> Type {
+        int_type(self.op_size(n))
+    }
+
+    /// Reads operand `n` as an integer of type `ty` (registers and memory at
+    /// their own size must match `ty`; immediates are sign-extended by the
+    /// decoder and truncated to `ty`).
+    pub fn read(&mut self, n: u32, ty: Type) -> Value {
+        match self.i.op_kind(n) {
+            OpKind::Register => {
+                let v = self.gpr_get(self.i.op_register(n));
+                self.resize(v, int_type(self.i.op_register(n).size()), ty)
+            }
+            OpKind::Memory => {
+                let a = self.addr();
+                self.b.load(ty, a)
+            }
+            _ => {
+                let imm = self.i.immediate(n);
+                self.c(ty, imm)
+            }
+        }
+    }
+
+    /// Reads operand `n` at its own size.
+    pub fn read_op(&mut self, n: u32) -> Value {
+        let ty = self.op_type(n);
+        self.read(n, ty)
+    }
+
+    /// Writes `v` (of operand `n`'s type) to operand `n`.
+    pub fn write(&mut self, n: u32, v: Value) {
+        match self.i.op_kind(n) {
+            OpKind::Register => self.gpr_set(self.i.op_register(n), v),
+            OpKind::Memory => {
+                let ty = self.op_type(n);
+                let a = self.addr();
+                self.b.store(ty, a, v);
+            }
+            k => unreachable!("write to operand kind {k:?}"),
+        }
+    }
+
+    /// Writes `v` to operand `n`, reusing an already computed address.
+    pub fn write_at(&mut self, n: u32, addr: Option<Value>, v: Value) {
+        match addr {
+            Some(a) => {
+                let ty = self.op_type(n);
+                self.b.store(ty, a, v)
+            }
+            None => self.write(n, v),
+        }
+    }
+
+    /// Reads operand `n` at its own size, returning the address used if it
+    /// is memory, so a read-modify-write computes the address once.
+    pub fn read_rmw(&mut self, n: u32) -> (Value, Option<Value>) {
+        if self.i.op_kind(n) == OpKind::Memory {
+            let a = self.addr();
+            let ty = self.op_type(n);
+            (self.b.load(ty, a), Some(a))
+        } else {
+            (self.read_op(n), None)
+        }
+    }
+
+    pub fn is_mem(&self, n: u32) -> bool {
+        self.i.op_kind(n) == OpKind::Memory
+    }
+
+    // Stack.
+
+    pub fn push(&mut self, v: Value) {
+        let sp = self.b.get(Reg::RSP);
+        let eight = self.c(Type::I64, 8);
+        let nsp = self.bin(Opcode::Sub, Type::I64, sp, eight);
+        self.b.store(Type::I64, nsp, v);
+        self.b.set(Reg::RSP, nsp);
+    }
+
+    pub fn pop(&mut self) -> Value {
+        let sp = self.b.get(Reg::RSP);
+        let v = self.b.load(Type::I64, sp);
+        let eight = self.c(Type::I64, 8);
+        let nsp = self.bin(Opcode::Add, Type::I64, sp, eight);
+        self.b.set(Reg::RSP, nsp);
+        v
+    }
+}
