@@ -14,6 +14,7 @@ static void third(void)
 
 __attribute__((noinline)) static void leave(int depth)
 {
+    if (depth < 0) return;
     if (depth == 0) {
         printf("calling exit(5) from depth 0\n");
         exit(5);

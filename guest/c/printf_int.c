@@ -51,7 +51,8 @@ int main(void)
 
     /* snprintf truncation and return value */
     char buf[16];
-    int r = snprintf(buf, sizeof buf, "%d-%d-%d-%d", 123456, 789012, 345678, 901234);
+    volatile size_t cap = sizeof buf; /* run-time size: truncation here is intended */
+    int r = snprintf(buf, cap, "%d-%d-%d-%d", 123456, 789012, 345678, 901234);
     printf("snprintf returned %d, buf=\"%s\"\n", r, buf);
     r = snprintf(NULL, 0, "%lld", LLONG_MIN);
     printf("snprintf(NULL) length %d\n", r);

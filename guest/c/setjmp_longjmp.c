@@ -19,6 +19,7 @@ __attribute__((noinline)) static void thrower(jmp_buf env, int value)
 
 __attribute__((noinline)) static int recurse(int depth, int limit, volatile long *acc)
 {
+    if (depth > limit) return 0;
     *acc += depth;
     if (depth == limit) longjmp(deep_env, depth);
     return recurse(depth + 1, limit, acc) + 1; /* not a tail call */
@@ -62,7 +63,7 @@ int main(void)
 
     /* deep recursion unwound by longjmp */
     static const int limits[] = {10, 1000, 20000};
-    for (int i = 0; i < 3; i++) {
+    for (volatile int i = 0; i < 3; i++) {
         volatile long acc = 0;
         int d = setjmp(deep_env);
         if (d == 0) {

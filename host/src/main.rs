@@ -1,1 +1,105 @@
-fn main() {}
+//! `aarchx`: runs an x86-64 Linux program by dynamic binary translation.
+//! This file is the command line only: argument parsing, logging set-up,
+//! and turning every error into one line on stderr and an exit status.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use aarchx::policy;
+use aarchx::run::{self, RunError};
+
+const USAGE: &str = "\
+aarchx: run an x86-64 Linux program on this machine by dynamic binary translation
+
+Usage: aarchx [OPTIONS] [--] PROGRAM [ARGS...]
+
+Options:
+  --policy FILE   Translation policy (a RON file; see docs/policies.md).
+                  Default: the built-in policies/default.ron.
+  -h, --help      Print this help and exit.
+  -V, --version   Print the version and exit.
+
+Everything from PROGRAM on is passed to the guest untouched.
+
+Environment:
+  AARCHX_LOG      Log filter for aarchx's own messages on stderr, e.g.
+                  `debug` or `aarchx=trace` (quiet by default).
+
+Exit status:
+  the guest's own exit status; if the guest is killed by a signal, aarchx
+  kills itself with the same signal.
+  2    usage error, or a policy that does not load or validate
+  3    verify mode found a translated block that disagrees with the interpreter
+  4    translation failed (a pass failed or produced invalid IR)
+  126  PROGRAM is not a runnable x86-64 ELF executable
+  127  PROGRAM was not found
+";
+
+/// What the command line asks for.
+enum Command {
+    Help,
+    Version,
+    Run { policy: Option<PathBuf>, program: PathBuf, args: Vec<OsString> },
+}
+
+fn parse_args(mut argv: impl Iterator<Item = OsString>) -> Result<Command, String> {
+    let mut policy = None;
+    while let Some(arg) = argv.next() {
+        match arg.to_str() {
+            Some("-h" | "--help") => return Ok(Command::Help),
+            Some("-V" | "--version") => return Ok(Command::Version),
+            Some("--policy") => {
+                policy = Some(PathBuf::from(argv.next().ok_or("--policy needs a FILE")?));
+            }
+            Some(s) if s.starts_with("--policy=") => policy = Some(PathBuf::from(&s["--policy=".len()..])),
+            Some("--") => {
+                let program = argv.next().ok_or("missing PROGRAM after --")?;
+                return Ok(Command::Run { policy, program: program.into(), args: argv.collect() });
+            }
+            Some(s) if s.starts_with('-') && s.len() > 1 => return Err(format!("unknown option `{s}`")),
+            _ => return Ok(Command::Run { policy, program: arg.into(), args: argv.collect() }),
+        }
+    }
+    Err("missing PROGRAM".into())
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("AARCHX_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+}
+
+fn main() -> ExitCode {
+    init_logging();
+    let command = match parse_args(std::env::args_os().skip(1)) {
+        Ok(c) => c,
+        Err(msg) => {
+            eprintln!("aarchx: {msg} (see `aarchx --help`)");
+            return ExitCode::from(2);
+        }
+    };
+    let (policy_path, program, args) = match command {
+        Command::Help => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Command::Version => {
+            println!("aarchx {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        Command::Run { policy, program, args } => (policy, program, args),
+    };
+    let policy = match policy_path {
+        Some(p) => policy::load(&p),
+        None => Ok(policy::builtin_default()),
+    };
+    let result = policy.map_err(RunError::Policy).and_then(|p| run::run(&p, &program, &args));
+    match result {
+        Ok(status) => ExitCode::from(status),
+        Err(e) => {
+            eprintln!("aarchx: {e}");
+            ExitCode::from(e.exit_status())
+        }
+    }
+}

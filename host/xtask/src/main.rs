@@ -1,1 +1,537 @@
-fn main() {}
+//! `cargo xtask`: the project's automation (set-up, guest builds, the two
+//! aarchx builds, demo, tests), plain std Rust. `./x CMD` at the repository
+//! root runs it on a fresh machine; `.ci/run` is `./x test`.
+//!
+//! Every child cargo is Debian's `/usr/bin/cargo` with `RUSTC=/usr/bin/rustc`
+//! (the only toolchain here with an aarch64 std), even when xtask itself was
+//! started by rustup's cargo: mixing the two rebuilds everything.
+
+use std::env;
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+/// The target triple of the arm64 build.
+const AARCH64: &str = "aarch64-unknown-linux-gnu";
+
+const USAGE: &str = "\
+usage: cargo xtask <command>      (or ./x <command> on a fresh machine)
+
+commands:
+  setup    install what is missing (Debian: apt packages for the toolchain,
+           the aarch64 cross build, qemu-aarch64, the guest compiler)
+  guests   build the x86-64 guest test programs (make -C guest)
+  build    build aarchx for the host (x86-64 only) and for aarch64 (static)
+  demo     setup + guests + build, then run a guest program under aarchx
+  test     setup + guests + build, then cargo test --workspace --release
+";
+
+type Result<T = (), E = String> = std::result::Result<T, E>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let cx = match Cx::new() {
+        Ok(cx) => cx,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match args.first().map(String::as_str) {
+        Some("setup") => setup(&cx),
+        Some("guests") => guests(&cx),
+        Some("build") => build(&cx),
+        Some("demo") => demo(&cx),
+        Some("test") => test(&cx),
+        Some("help" | "-h" | "--help") => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
+        None => Err(format!("no command given\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The host's architecture: it decides what is cross-built and how.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Host {
+    X86_64,
+    Aarch64,
+}
+
+/// Paths and facts every command needs.
+struct Cx {
+    root: PathBuf,
+    target_dir: PathBuf,
+    host: Host,
+}
+
+impl Cx {
+    fn new() -> Result<Cx> {
+        let host = match env::consts::ARCH {
+            "x86_64" => Host::X86_64,
+            "aarch64" => Host::Aarch64,
+            other => return Err(format!("unsupported host architecture `{other}` (x86_64 or aarch64 only)")),
+        };
+        // host/xtask -> repository root.
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .nth(2)
+            .ok_or("cannot find the repository root")?
+            .to_path_buf();
+        let target_dir = match env::var_os("CARGO_TARGET_DIR") {
+            Some(d) if !d.is_empty() => root.join(d),
+            _ => root.join("target"),
+        };
+        Ok(Cx { root, target_dir, host })
+    }
+
+    /// The static aarch64 aarchx.
+    fn arm64_bin(&self) -> PathBuf {
+        self.target_dir.join(AARCH64).join("release/aarchx")
+    }
+
+    /// The host (x86-64) aarchx, which runs the interpreter.
+    fn host_bin(&self) -> PathBuf {
+        self.target_dir.join("release/aarchx")
+    }
+
+    fn guest_dir(&self) -> PathBuf {
+        self.root.join("guest/build")
+    }
+
+    /// A `cargo` command on Debian's toolchain, run from the root.
+    fn cargo(&self) -> Command {
+        let debian = Path::new("/usr/bin/cargo").exists();
+        let mut cmd = Command::new(if debian { "/usr/bin/cargo" } else { "cargo" });
+        cmd.current_dir(&self.root);
+        if debian {
+            cmd.env("RUSTC", "/usr/bin/rustc").env("RUSTDOC", "/usr/bin/rustdoc");
+            let mut path = OsString::from("/usr/bin");
+            if let Some(old) = env::var_os("PATH") {
+                path.push(":");
+                path.push(old);
+            }
+            cmd.env("PATH", path);
+            // Left behind by rustup's cargo when it started xtask.
+            cmd.env_remove("RUSTUP_TOOLCHAIN").env_remove("CARGO");
+        }
+        // On an arm64 host the aarch64 build is native: no qemu runner.
+        if self.host == Host::Aarch64 {
+            cmd.env("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER", "env");
+        }
+        cmd
+    }
+
+    fn rel<'a>(&self, p: &'a Path) -> &'a Path {
+        p.strip_prefix(&self.root).unwrap_or(p)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Running things
+
+/// The command as a shell would show it.
+fn show(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        let a = a.to_string_lossy();
+        if a.is_empty() || a.contains(|c: char| c.is_whitespace() || "\"'$&;|<>*?()[]{}".contains(c)) {
+            let _ = write!(s, " '{}'", a.replace('\'', r"'\''"));
+        } else {
+            let _ = write!(s, " {a}");
+        }
+    }
+    s
+}
+
+/// Runs `cmd` with no stdin, printing it first; fails on a non-zero exit.
+fn run(cmd: &mut Command) -> Result {
+    println!("$ {}", show(cmd));
+    let status = cmd.stdin(Stdio::null()).status().map_err(|e| format!("cannot run `{}`: {e}", show(cmd)))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` failed ({status})", show(cmd)))
+    }
+}
+
+/// Whether `prog` is found on PATH (or is an existing path).
+fn which(prog: &str) -> Option<PathBuf> {
+    if prog.contains('/') {
+        return Path::new(prog).is_file().then(|| PathBuf::from(prog));
+    }
+    let path = env::var_os("PATH").unwrap_or_default();
+    env::split_paths(&path).chain([PathBuf::from("/usr/bin")]).map(|d| d.join(prog)).find(|p| p.is_file())
+}
+
+fn qemu() -> Option<PathBuf> {
+    which("qemu-aarch64").or_else(|| which("qemu-aarch64-static"))
+}
+
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 60.0 {
+        format!("{s:.1}s")
+    } else {
+        format!("{}m{:02}s", d.as_secs() / 60, d.as_secs() % 60)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// setup
+
+/// Debian packages the host needs, in install order.
+fn packages(host: Host) -> &'static [&'static str] {
+    match host {
+        Host::X86_64 => &[
+            "rustc-web",
+            "cargo-web",
+            "libstd-rust-web-dev:arm64",
+            "gcc-aarch64-linux-gnu",
+            "libc6-dev-arm64-cross",
+            "qemu-user",
+            "gcc",
+            "make",
+            "libc6-dev",
+        ],
+        // Native build; the guests are x86-64, so a cross gcc builds them.
+        Host::Aarch64 => &[
+            "rustc-web",
+            "cargo-web",
+            "gcc",
+            "make",
+            "libc6-dev",
+            "gcc-x86-64-linux-gnu",
+            "libc6-dev-amd64-cross",
+        ],
+    }
+}
+
+/// The tools a non-Debian machine must provide itself.
+fn tools(host: Host) -> &'static [&'static str] {
+    match host {
+        Host::X86_64 => &["cargo", "rustc", "gcc", "make", "aarch64-linux-gnu-gcc", "qemu-aarch64"],
+        Host::Aarch64 => &["cargo", "rustc", "gcc", "make", "x86_64-linux-gnu-gcc"],
+    }
+}
+
+fn dpkg_installed(pkg: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", pkg])
+        .stderr(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == "install ok installed")
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// A command run as root: directly, or through sudo.
+fn as_root(prog: &str) -> Result<Command> {
+    if is_root() {
+        Ok(Command::new(prog))
+    } else if which("sudo").is_some() {
+        let mut c = Command::new("sudo");
+        c.arg(prog);
+        Ok(c)
+    } else {
+        Err(format!("installing packages needs root: run as root or install sudo (to run `{prog}`)"))
+    }
+}
+
+fn setup(cx: &Cx) -> Result {
+    let arch = match cx.host {
+        Host::X86_64 => "x86_64",
+        Host::Aarch64 => "aarch64",
+    };
+    if which("dpkg-query").is_none() {
+        // Not Debian: say what is missing and let the user install it.
+        let missing: Vec<&str> = tools(cx.host).iter().copied().filter(|t| which(t).is_none()).collect();
+        if missing.is_empty() {
+            println!("setup: not a Debian system; the needed tools are all on PATH");
+            return Ok(());
+        }
+        return Err(format!(
+            "setup: not a Debian system, and these are missing: {}; install them (Debian package names: {})",
+            missing.join(", "),
+            packages(cx.host).join(" ")
+        ));
+    }
+
+    let foreign_arm64 = cx.host == Host::X86_64
+        && !Command::new("dpkg")
+            .arg("--print-foreign-architectures")
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).lines().any(|l| l.trim() == "arm64"));
+    let missing: Vec<&str> = packages(cx.host).iter().copied().filter(|p| !dpkg_installed(p)).collect();
+    if !foreign_arm64 && missing.is_empty() {
+        println!("setup: nothing to do ({arch} host; all of {} installed)", packages(cx.host).join(" "));
+        return Ok(());
+    }
+
+    if foreign_arm64 {
+        println!("setup: enabling the arm64 architecture in dpkg (for the aarch64 Rust std)");
+        run(as_root("dpkg")?.args(["--add-architecture", "arm64"]))?;
+    }
+    println!("setup: installing {}", missing.join(" "));
+    run(as_root("apt-get")?.arg("update"))?;
+    run(as_root("apt-get")?.env("DEBIAN_FRONTEND", "noninteractive").args(["install", "-y"]).args(&missing))?;
+    println!("setup: done");
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// guests, build
+
+fn guests(cx: &Cx) -> Result {
+    let dir = cx.root.join("guest");
+    if !dir.join("Makefile").is_file() {
+        return Err(format!(
+            "{} does not exist yet: the guest programs cannot be built",
+            cx.rel(&dir.join("Makefile")).display()
+        ));
+    }
+    println!("building the x86-64 guest programs...");
+    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut make = Command::new("make");
+    make.arg("-C").arg(&dir).arg(format!("-j{jobs}"));
+    if cx.host == Host::Aarch64 {
+        make.arg("CC=x86_64-linux-gnu-gcc");
+    }
+    run(&mut make)
+}
+
+fn build_host(cx: &Cx) -> Result {
+    println!("building x86-64 aarchx (the interpreter build for this machine)...");
+    run(cx.cargo().args(["build", "--release", "-p", "aarchx"]))?;
+    println!("built {}", cx.rel(&cx.host_bin()).display());
+    Ok(())
+}
+
+fn build_arm64(cx: &Cx) -> Result {
+    println!("building aarch64 aarchx (takes several minutes the first time)...");
+    run(cx.cargo().args(["build", "--release", "-p", "aarchx", "--target", AARCH64]))?;
+    println!("built {}", cx.rel(&cx.arm64_bin()).display());
+    Ok(())
+}
+
+/// A step of a command.
+type Step = fn(&Cx) -> Result;
+
+/// The builds this host makes: on x86-64 both, on arm64 the native one
+/// (still with `--target`, so the static-link flags of `.cargo/config.toml`
+/// do not reach build scripts and proc macros).
+fn build_steps(cx: &Cx) -> Vec<(&'static str, Step)> {
+    match cx.host {
+        Host::X86_64 => vec![("build x86-64", build_host as Step), ("build aarch64", build_arm64)],
+        Host::Aarch64 => vec![("build aarch64", build_arm64 as Step)],
+    }
+}
+
+fn build(cx: &Cx) -> Result {
+    for (_, step) in build_steps(cx) {
+        step(cx)?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// demo
+
+/// `guest/build/static/hello`, or the first guest program there is.
+fn demo_guest(cx: &Cx) -> Result<PathBuf> {
+    let dir = cx.guest_dir().join("static");
+    let hello = dir.join("hello");
+    if hello.is_file() {
+        return Ok(hello);
+    }
+    let mut all: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    all.sort();
+    all.into_iter().next().ok_or_else(|| format!("no guest programs in {}", dir.display()))
+}
+
+/// Runs a demo command with output passed through; reports its exit status.
+fn demo_run(label: &str, cmd: &mut Command) -> Option<i32> {
+    println!("\n== {label}\n$ {}", show(cmd));
+    match cmd.stdin(Stdio::null()).status() {
+        Ok(s) => {
+            println!("== {label}: {}", s.code().map_or(format!("{s}"), |c| format!("exit code {c}")));
+            s.code()
+        }
+        Err(e) => {
+            println!("== {label}: cannot run: {e}");
+            None
+        }
+    }
+}
+
+fn demo(cx: &Cx) -> Result {
+    setup(cx)?;
+    guests(cx)?;
+    build(cx)?;
+    let guest = demo_guest(cx)?;
+    let guest_rel = cx.rel(&guest).to_path_buf();
+    let arm64 = cx.rel(&cx.arm64_bin()).to_path_buf();
+    let mut codes = Vec::new();
+    match cx.host {
+        Host::X86_64 => {
+            codes.push(demo_run("native x86-64 run, for reference", Command::new(&guest).current_dir(&cx.root)));
+            let qemu = qemu().ok_or("qemu-aarch64 not found (run `cargo xtask setup`)")?;
+            codes.push(demo_run(
+                "aarchx JIT (aarch64 build under qemu-aarch64)",
+                Command::new(qemu).arg(&arm64).arg(&guest_rel).current_dir(&cx.root),
+            ));
+            let host = cx.rel(&cx.host_bin()).to_path_buf();
+            codes.push(demo_run(
+                "aarchx interpreter (x86-64 build)",
+                Command::new(Path::new(".").join(host))
+                    .args(["--policy", "policies/interp.ron"])
+                    .arg(&guest_rel)
+                    .current_dir(&cx.root),
+            ));
+        }
+        Host::Aarch64 => {
+            codes.push(demo_run(
+                "aarchx JIT",
+                Command::new(Path::new(".").join(&arm64)).arg(&guest_rel).current_dir(&cx.root),
+            ));
+            codes.push(demo_run(
+                "aarchx interpreter",
+                Command::new(Path::new(".").join(&arm64))
+                    .args(["--policy", "policies/interp.ron"])
+                    .arg(&guest_rel)
+                    .current_dir(&cx.root),
+            ));
+        }
+    }
+    if codes.iter().all(|c| c.is_some() && *c == codes[0]) {
+        println!("\ndemo: every run exited with the same code");
+        Ok(())
+    } else {
+        Err(String::from("demo: the runs disagree (see the exit codes above)"))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// test
+
+/// Counts from cargo test's `test result:` lines.
+#[derive(Default)]
+struct Counts {
+    passed: u64,
+    failed: u64,
+    ignored: u64,
+}
+
+impl Counts {
+    fn add_line(&mut self, line: &str) {
+        // "test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; ..."
+        let Some(rest) = line.strip_prefix("test result: ") else { return };
+        for part in rest.split(';') {
+            let mut words = part.split_whitespace().rev();
+            let (Some(what), Some(n)) = (words.next(), words.next()) else { continue };
+            let Ok(n) = n.parse::<u64>() else { continue };
+            match what {
+                "passed" => self.passed += n,
+                "failed" => self.failed += n,
+                "ignored" => self.ignored += n,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// `cargo test --workspace --release`, output passed through and counted.
+fn cargo_test(cx: &Cx, counts: &mut Counts) -> Result {
+    let mut cmd = cx.cargo();
+    cmd.args(["test", "--workspace", "--release", "--no-fail-fast"]);
+    if cx.host == Host::Aarch64 {
+        cmd.args(["--target", AARCH64]);
+    }
+    cmd.env("AARCHX_ARM64_BIN", cx.arm64_bin())
+        .env("AARCHX_QEMU", match cx.host {
+            Host::X86_64 => qemu().map(PathBuf::into_os_string).unwrap_or_default(),
+            Host::Aarch64 => OsString::new(),
+        })
+        .env("AARCHX_GUEST_DIR", cx.guest_dir());
+    println!("running the tests (AARCHX_ARM64_BIN, AARCHX_QEMU, AARCHX_GUEST_DIR set)...");
+    println!("$ {}", show(&cmd));
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run `{}`: {e}", show(&cmd)))?;
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            println!("{line}");
+            counts.add_line(&line);
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("cargo test failed ({status})"))
+    }
+}
+
+fn test(cx: &Cx) -> Result {
+    let started = Instant::now();
+    let mut summary: Vec<(String, Result, Duration)> = Vec::new();
+    let mut step = |name: &str, f: &mut dyn FnMut() -> Result| {
+        let t = Instant::now();
+        let r = f();
+        if let Err(e) = &r {
+            eprintln!("xtask: {e}");
+        }
+        summary.push((name.to_string(), r, t.elapsed()));
+        summary.last().is_some_and(|s| s.1.is_ok())
+    };
+
+    // Without the toolchain nothing else can work; the other steps go on
+    // after a failure so the summary shows as much as possible.
+    if step("setup", &mut || setup(cx)) {
+        step("guests", &mut || guests(cx));
+        for (name, f) in build_steps(cx) {
+            step(name, &mut || f(cx));
+        }
+        let mut counts = Counts::default();
+        step("cargo test", &mut || cargo_test(cx, &mut counts));
+        let last = summary.last_mut().expect("a step ran");
+        last.0 = format!(
+            "cargo test ({} passed, {} failed, {} ignored)",
+            counts.passed, counts.failed, counts.ignored
+        );
+    }
+
+    println!("\n==== summary ({})", secs(started.elapsed()));
+    let mut failed = 0;
+    for (name, result, time) in &summary {
+        let mark = if result.is_ok() { "ok    " } else { "FAILED" };
+        failed += usize::from(result.is_err());
+        println!("  {mark}  {name:<55} {:>8}", secs(*time));
+    }
+    if failed == 0 {
+        println!("all steps passed");
+        Ok(())
+    } else {
+        Err(format!("{failed} step(s) failed"))
+    }
+}

@@ -1,0 +1,178 @@
+//! The CPU the guest sees: what `cpuid` answers and what `rdtsc` counts.
+//!
+//! The guest sees a baseline x86-64 CPU (x86-64-v1: fpu, tsc, cx8, cmov,
+//! clflush, mmx, fxsr, sse, sse2; long mode, syscall, nx, lahf) and nothing
+//! newer: no sse3/ssse3/sse4, popcnt, avx or xsave, so glibc picks its
+//! baseline string and math routines. The vendor is "GenuineIntel" so glibc
+//! takes its usual Intel paths, and leaves 2 and 4 describe a plain cache
+//! hierarchy (32 KiB L1, 256 KiB L2, 8 MiB L3) so glibc's memcpy thresholds
+//! come out as on real hardware. Unknown leaves read as zero.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use aarchx_ir::GuestState;
+
+const RAX: usize = 0;
+const RCX: usize = 1;
+const RDX: usize = 2;
+const RBX: usize = 3;
+
+/// Highest basic leaf answered.
+const MAX_BASIC_LEAF: u32 = 0xd;
+/// Highest extended leaf answered.
+const MAX_EXTENDED_LEAF: u32 = 0x8000_0008;
+
+/// Leaf 1 EDX: fpu, tsc, cx8, cmov, clflush, mmx, fxsr, sse, sse2.
+pub const LEAF1_EDX: u32 = 1 << 0 | 1 << 4 | 1 << 8 | 1 << 15 | 1 << 19 | 1 << 23 | 1 << 24 | 1 << 25 | 1 << 26;
+
+/// Family 6, model 15, stepping 1: a generic x86-64 part.
+const LEAF1_EAX: u32 = 0x6f1;
+/// clflush line size 8 x 8 bytes, one logical processor, APIC id 0.
+const LEAF1_EBX: u32 = 8 << 8 | 1 << 16;
+
+/// 0x8000_0001 ECX: lahf_lm.
+const EXT1_ECX: u32 = 1 << 0;
+/// 0x8000_0001 EDX: syscall, nx, lm.
+const EXT1_EDX: u32 = 1 << 11 | 1 << 20 | 1 << 29;
+
+const BRAND: &[u8] = b"aarchx virtual x86-64 CPU";
+
+/// The guest's answer to `cpuid` with `eax = leaf`, `ecx = subleaf`:
+/// `[eax, ebx, ecx, edx]`.
+pub fn cpuid(leaf: u32, subleaf: u32) -> [u32; 4] {
+    match leaf {
+        0 => {
+            let v = b"GenuineIntel";
+            let word = |i: usize| u32::from_le_bytes([v[i], v[i + 1], v[i + 2], v[i + 3]]);
+            [MAX_BASIC_LEAF, word(0), word(8), word(4)]
+        }
+        1 => [LEAF1_EAX, LEAF1_EBX, 0, LEAF1_EDX],
+        // One round of descriptors; 0xff says "see leaf 4".
+        2 => [0x0000_ff01, 0, 0, 0],
+        4 => cache_parameters(subleaf),
+        0x8000_0000 => [MAX_EXTENDED_LEAF, 0, 0, 0],
+        0x8000_0001 => [0, 0, EXT1_ECX, EXT1_EDX],
+        0x8000_0002..=0x8000_0004 => brand_words(leaf - 0x8000_0002),
+        // 40 physical and 48 virtual address bits.
+        0x8000_0008 => [0x3028, 0, 0, 0],
+        _ => [0; 4],
+    }
+}
+
+/// Leaf 4 (deterministic cache parameters), one subleaf per cache level.
+fn cache_parameters(subleaf: u32) -> [u32; 4] {
+    // (type: 1 data, 2 instruction, 3 unified; level; ways; sets), 64-byte lines.
+    const CACHES: [(u32, u32, u32, u32); 4] = [(1, 1, 8, 64), (2, 1, 8, 64), (3, 2, 4, 1024), (3, 3, 16, 8192)];
+    match CACHES.get(subleaf as usize) {
+        Some(&(kind, level, ways, sets)) => {
+            let eax = kind | level << 5 | 1 << 8;
+            let ebx = (ways - 1) << 22 | 63;
+            [eax, ebx, sets - 1, 0]
+        }
+        None => [0; 4],
+    }
+}
+
+/// Part `part` (0..3) of the 48-byte, NUL-padded brand string.
+fn brand_words(part: u32) -> [u32; 4] {
+    let mut out = [0u32; 4];
+    for (i, word) in out.iter_mut().enumerate() {
+        let base = part as usize * 16 + i * 4;
+        let byte = |k: usize| BRAND.get(base + k).copied().unwrap_or(0);
+        *word = u32::from_le_bytes([byte(0), byte(1), byte(2), byte(3)]);
+    }
+    out
+}
+
+/// The `cpuid` helper: reads eax and ecx, writes eax, ebx, ecx and edx
+/// (zero-extended, as a 32-bit result is in 64-bit mode).
+pub fn run_cpuid(state: &mut GuestState) {
+    let [a, b, c, d] = cpuid(state.gpr[RAX] as u32, state.gpr[RCX] as u32);
+    state.gpr[RAX] = u64::from(a);
+    state.gpr[RBX] = u64::from(b);
+    state.gpr[RCX] = u64::from(c);
+    state.gpr[RDX] = u64::from(d);
+}
+
+/// The `rdtsc` helper: a monotonic count of nanoseconds since the first
+/// `rdtsc` into edx:eax.
+pub fn run_rdtsc(state: &mut GuestState) {
+    static START: OnceLock<Instant> = OnceLock::new();
+    let ns = START.get_or_init(Instant::now).elapsed().as_nanos() as u64;
+    state.gpr[RAX] = ns & 0xffff_ffff;
+    state.gpr[RDX] = ns >> 32;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn string_of(words: &[u32]) -> String {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        String::from_utf8(bytes).unwrap().trim_end_matches('\0').to_string()
+    }
+
+    #[test]
+    fn vendor_and_brand() {
+        let [max, b, c, d] = cpuid(0, 0);
+        assert_eq!(max, MAX_BASIC_LEAF);
+        assert_eq!(string_of(&[b, d, c]), "GenuineIntel");
+        let brand: Vec<u32> = (0x8000_0002..=0x8000_0004).flat_map(|l| cpuid(l, 0)).collect();
+        assert_eq!(string_of(&brand), "aarchx virtual x86-64 CPU");
+        assert_eq!(cpuid(0x8000_0000, 0)[0], MAX_EXTENDED_LEAF);
+    }
+
+    #[test]
+    fn baseline_features_only() {
+        let [eax, _, ecx, edx] = cpuid(1, 0);
+        assert_eq!((eax >> 8) & 0xf, 6);
+        assert_eq!(ecx, 0, "no sse3, ssse3, sse4, popcnt, avx, xsave");
+        for bit in [0, 4, 8, 15, 19, 23, 24, 25, 26] {
+            assert_ne!(edx & (1 << bit), 0, "leaf 1 edx bit {bit}");
+        }
+        assert_eq!(cpuid(7, 0), [0; 4]);
+        assert_eq!(cpuid(0xd, 0), [0; 4]);
+        assert_eq!(cpuid(0x4000_0000, 0), [0; 4]);
+        let ext = cpuid(0x8000_0001, 0);
+        assert_eq!(ext[2] & 1, 1, "lahf_lm");
+        assert_eq!(ext[3] & (1 << 29 | 1 << 11 | 1 << 20), 1 << 29 | 1 << 11 | 1 << 20);
+    }
+
+    #[test]
+    fn cache_leaf_sizes() {
+        let size = |sub| {
+            let [_, ebx, ecx, _] = cpuid(4, sub);
+            ((ebx >> 22) + 1) * ((ebx >> 12 & 0x3ff) + 1) * ((ebx & 0xfff) + 1) * (ecx + 1)
+        };
+        assert_eq!(size(0), 32 << 10);
+        assert_eq!(size(1), 32 << 10);
+        assert_eq!(size(2), 256 << 10);
+        assert_eq!(size(3), 8 << 20);
+        assert_eq!(cpuid(4, 4), [0; 4]);
+    }
+
+    #[test]
+    fn helper_zero_extends() {
+        let mut s = GuestState::default();
+        s.gpr[RAX] = 0xffff_ffff_0000_0000;
+        s.gpr[RCX] = 0xdead_beef_0000_0000;
+        s.gpr[RBX] = u64::MAX;
+        s.gpr[RDX] = u64::MAX;
+        run_cpuid(&mut s);
+        assert_eq!(s.gpr[RAX], u64::from(MAX_BASIC_LEAF));
+        assert_eq!(s.gpr[RBX] >> 32, 0);
+        assert_eq!(s.gpr[RDX] >> 32, 0);
+    }
+
+    #[test]
+    fn rdtsc_is_monotonic() {
+        let mut s = GuestState::default();
+        run_rdtsc(&mut s);
+        let first = s.gpr[RDX] << 32 | s.gpr[RAX];
+        run_rdtsc(&mut s);
+        let second = s.gpr[RDX] << 32 | s.gpr[RAX];
+        assert!(second >= first);
+        assert!(s.gpr[RAX] <= 0xffff_ffff);
+    }
+}

@@ -1,0 +1,125 @@
+//! The executable code cache: one large anonymous RWX mapping, filled by
+//! bump allocation. Code is assembled elsewhere for its final address
+//! (`VecAssembler::new(cache.next_addr())`) and copied in here; after
+//! every write the data cache is cleaned to the point of unification and
+//! the instruction cache invalidated for the written range (`dc cvau`,
+//! `dsb ish`, `ic ivau`, `dsb ish`), then the pipeline is flushed (`isb`),
+//! as wasmtime's jit-icache-coherence does.
+//!
+//! Patching a live instruction is one aligned 4-byte store (single-copy
+//! atomic on arm64) followed by the same maintenance.
+//!
+//! All the module's `unsafe` is about the mapping: every address handed
+//! to it is checked to lie inside the mapping first.
+
+use std::io;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Alignment of each allocation: a cache line, so blocks do not share
+/// lines they are patched through.
+const ALIGN: usize = 64;
+
+/// One RWX mapping and its bump pointer.
+#[derive(Debug)]
+pub struct CodeCache {
+    base: usize,
+    size: usize,
+    used: usize,
+}
+
+impl CodeCache {
+    /// Maps `size` bytes readable, writable and executable.
+    pub fn new(size: usize) -> io::Result<CodeCache> {
+        // SAFETY: a fresh anonymous private mapping with no address hint
+        // touches no existing memory; the result is checked below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(CodeCache { base: p as usize, size, used: 0 })
+    }
+
+    /// The host addresses the cache occupies.
+    pub fn range(&self) -> Range<usize> {
+        self.base..self.base + self.size
+    }
+
+    /// Where the next allocation starts: assemble for this address.
+    pub fn next_addr(&self) -> usize {
+        self.base + self.used.next_multiple_of(ALIGN)
+    }
+
+    /// Copies `code` into the cache at `at`, which must be the current
+    /// [`CodeCache::next_addr`], and makes it executable. `None` when it
+    /// does not fit.
+    pub fn push(&mut self, at: usize, code: &[u8]) -> Option<usize> {
+        assert_eq!(at, self.next_addr(), "code assembled for another address");
+        let offset = at - self.base;
+        if code.len() > self.size - offset {
+            return None;
+        }
+        // SAFETY: `at..at + code.len()` lies inside the mapping (checked
+        // above), which is writable and owned by this cache; nothing else
+        // references bytes past the bump pointer.
+        unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), at as *mut u8, code.len()) };
+        self.used = offset + code.len();
+        self.sync(at, code.len());
+        Some(at)
+    }
+
+    /// Replaces the aligned instruction at `addr` with `insn`, atomically
+    /// with respect to a thread executing it.
+    pub fn patch_u32(&mut self, addr: usize, insn: u32) {
+        self.check(addr, 4);
+        // SAFETY: `addr` is inside the mapping and 4-aligned (checked);
+        // code bytes are only ever accessed through raw pointers or
+        // atomics, never through Rust references.
+        unsafe { (*(addr as *const AtomicU32)).store(insn, Ordering::Release) };
+        self.sync(addr, 4);
+    }
+
+    /// The instruction at `addr`.
+    pub fn read_u32(&self, addr: usize) -> u32 {
+        self.check(addr, 4);
+        // SAFETY: as in `patch_u32`.
+        unsafe { (*(addr as *const AtomicU32)).load(Ordering::Acquire) }
+    }
+
+    /// Forgets everything allocated from `addr` on (an address this cache
+    /// returned earlier, or the start of the cache).
+    pub fn rewind(&mut self, addr: usize) {
+        assert!(self.range().contains(&addr) || addr == self.base + self.size);
+        self.used = addr - self.base;
+    }
+
+    fn check(&self, addr: usize, len: usize) {
+        assert!(addr % 4 == 0 && addr >= self.base && addr + len <= self.base + self.size, "{addr:#x} outside the code cache");
+    }
+
+    /// Makes `len` bytes written at `addr` visible to instruction fetch.
+    fn sync(&self, addr: usize, len: usize) {
+        // SAFETY: the range lies inside the mapping (callers check), which
+        // stays mapped for the life of `self`; the slice is only read.
+        let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
+        dynasmrt::cache_control::synchronize_icache(bytes);
+        dynasmrt::cache_control::prepare_for_execution(bytes);
+    }
+}
+
+impl Drop for CodeCache {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping `new` created; the JIT that
+        // owns the cache is being dropped, so no code in it can run again.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.size) };
+    }
+}

@@ -1,0 +1,140 @@
+//! Block chaining. Each direct `exit jump/call ADDR` is compiled as a
+//! stub (see `lower/term.rs`):
+//!
+//! ```text
+//!         add  sp, sp, #frame      ; leave the block's frame
+//!         subs x26, x26, #1        ; chain budget
+//!         b.eq slow
+//! patch:  b    slow                ; linked: b <target block>
+//! slow:   rip = ADDR; x0 = exit code with the stub index; b <trampoline exit>
+//! ```
+//!
+//! Linking rewrites the one aligned instruction at `patch` to branch into
+//! the target block's code; unlinking writes the original `b slow` back.
+//! Both are a single 4-byte store plus cache maintenance (see
+//! [`super::cache`]). The table records, for each stub, its owner, where
+//! it is, its guest target and what it is linked to; the blocks keep the
+//! reverse lists so invalidation can unlink everything that enters a
+//! dropped block.
+
+use std::ops::Range;
+
+use dynasmrt::aarch64::Aarch64Relocation;
+use dynasmrt::{dynasm, DynasmApi, VecAssembler};
+
+use super::cache::CodeCache;
+use super::BlockId;
+
+/// A chainable exit stub: a global index, reported in [`super::JitExit`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StubId(pub u32);
+
+/// A stub as the lowering reports it, relative to the block's code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StubSite {
+    /// Offset of the patchable `b`.
+    pub patch: u32,
+    /// Offset of the slow path, the unlinked branch's target.
+    pub slow: u32,
+    /// The guest address the exit leaves for.
+    pub target: u64,
+}
+
+#[derive(Debug)]
+struct Stub {
+    patch_addr: usize,
+    slow_addr: usize,
+    target: u64,
+    linked: Option<BlockId>,
+    dead: bool,
+}
+
+/// Every stub ever compiled (until a reset), indexed by [`StubId`].
+#[derive(Debug, Default)]
+pub struct StubTable {
+    stubs: Vec<Stub>,
+}
+
+impl StubTable {
+    /// The id the next added stub gets.
+    pub fn next_id(&self) -> u32 {
+        self.stubs.len() as u32
+    }
+
+    /// Records the stubs of a block whose code starts at `code`.
+    pub fn add(&mut self, code: usize, sites: &[StubSite]) -> Range<u32> {
+        let first = self.next_id();
+        self.stubs.extend(sites.iter().map(|s| Stub {
+            patch_addr: code + s.patch as usize,
+            slow_addr: code + s.slow as usize,
+            target: s.target,
+            linked: None,
+            dead: false,
+        }));
+        first..self.next_id()
+    }
+
+    /// Points `stub` at `code`, the block `target` for guest address
+    /// `guest`. False (nothing done) when the stub is dead, already
+    /// linked, or exits to another address.
+    pub fn link(&mut self, cache: &mut CodeCache, stub: StubId, guest: u64, code: usize, target: BlockId) -> bool {
+        let Some(s) = self.stubs.get_mut(stub.0 as usize) else { return false };
+        if s.dead || s.linked.is_some() || s.target != guest {
+            return false;
+        }
+        cache.patch_u32(s.patch_addr, branch(s.patch_addr, code));
+        s.linked = Some(target);
+        true
+    }
+
+    /// Restores the stub's exit to Rust.
+    pub fn unlink(&mut self, cache: &mut CodeCache, stub: StubId) {
+        if let Some(s) = self.stubs.get_mut(stub.0 as usize) {
+            if s.linked.take().is_some() && !s.dead {
+                cache.patch_u32(s.patch_addr, branch(s.patch_addr, s.slow_addr));
+            }
+        }
+    }
+
+    /// The block a stub is linked to.
+    pub fn linked_target(&self, stub: StubId) -> Option<BlockId> {
+        self.stubs.get(stub.0 as usize).and_then(|s| s.linked)
+    }
+
+    /// Whether the stub is linked (for tests and statistics).
+    pub fn is_linked(&self, stub: StubId) -> bool {
+        self.linked_target(stub).is_some()
+    }
+
+    /// Retires the stub of a dropped block: unlinked, never linked again.
+    pub fn kill(&mut self, cache: &mut CodeCache, stub: StubId) {
+        self.unlink(cache, stub);
+        if let Some(s) = self.stubs.get_mut(stub.0 as usize) {
+            s.dead = true;
+        }
+    }
+}
+
+/// The encoding of `b to` placed at `from` (both inside the cache, so
+/// within the ±128 MiB reach).
+fn branch(from: usize, to: usize) -> u32 {
+    let mut ops = VecAssembler::<Aarch64Relocation>::new(from);
+    dynasm!(ops
+        ; .arch aarch64
+        ; b extern to
+    );
+    let bytes = ops.finalize().expect("a branch inside the code cache");
+    u32::from_le_bytes(bytes[..4].try_into().expect("one instruction"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn branch_encoding() {
+        assert_eq!(branch(0x1000, 0x1000), 0x1400_0000);
+        assert_eq!(branch(0x1000, 0x1008), 0x1400_0002);
+        assert_eq!(branch(0x1008, 0x1000), 0x17ff_fffe);
+    }
+}

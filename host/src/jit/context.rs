@@ -1,0 +1,129 @@
+//! The JIT context: the `#[repr(C)]` struct translated code reaches
+//! through x27. It holds the addresses of the Rust helpers generated code
+//! calls (so a call is one load and a `blr`), the journal cursor, the
+//! chain budget and the helper closure of the current run. Field offsets
+//! are the contract with [`super::lower`]; a test pins them.
+
+use std::ffi::c_void;
+use std::mem::offset_of;
+
+use aarchx_ir::cond::Helper;
+use aarchx_ir::GuestState;
+
+use super::journal::JournalEntry;
+use super::runtime;
+
+/// The closure `Jit::run` receives, as translated code's `call` reaches it.
+pub type HelperFn<'a> = &'a mut dyn FnMut(Helper, &mut GuestState);
+
+/// Reached by translated code through x27.
+#[repr(C)]
+pub struct JitContext {
+    /// `call HELPER`: `(helper, state, ctx)`.
+    pub call_helper: unsafe extern "C" fn(u32, *mut GuestState, *mut JitContext),
+    /// x86 NaN fix-up of a float result: `(desc, a, b, result)`.
+    pub fix_nan: unsafe extern "C" fn(u32, *const u8, *const u8, *mut u8),
+    /// 128-bit integer division: `(op, a, b, result)`.
+    pub int128: unsafe extern "C" fn(u32, *const u8, *const u8, *mut u8),
+    /// Grows the journal when `journal_cur` reaches `journal_end`.
+    pub journal_grow: unsafe extern "C" fn(*mut JitContext),
+    pub journal_cur: *mut JournalEntry,
+    pub journal_end: *mut JournalEntry,
+    /// Chained transitions left in this run (copied into x26 on entry).
+    pub budget: u64,
+    /// `*mut HelperFn` of the current run, null between runs.
+    pub helpers: *mut c_void,
+    /// The journal's storage: always fully initialised (`len` is the
+    /// capacity in entries); `journal_cur` points into it.
+    journal: Vec<JournalEntry>,
+}
+
+pub const OFF_CALL_HELPER: u32 = offset_of!(JitContext, call_helper) as u32;
+pub const OFF_FIX_NAN: u32 = offset_of!(JitContext, fix_nan) as u32;
+pub const OFF_INT128: u32 = offset_of!(JitContext, int128) as u32;
+pub const OFF_JOURNAL_GROW: u32 = offset_of!(JitContext, journal_grow) as u32;
+pub const OFF_JOURNAL_CUR: u32 = offset_of!(JitContext, journal_cur) as u32;
+pub const OFF_JOURNAL_END: u32 = offset_of!(JitContext, journal_end) as u32;
+pub const OFF_BUDGET: u32 = offset_of!(JitContext, budget) as u32;
+
+/// Journal entries allocated at first.
+const JOURNAL_INITIAL: usize = 256;
+
+impl JitContext {
+    pub fn new() -> JitContext {
+        let mut ctx = JitContext {
+            call_helper: runtime::call_helper,
+            fix_nan: runtime::fix_nan,
+            int128: runtime::int128,
+            journal_grow: runtime::journal_grow,
+            journal_cur: std::ptr::null_mut(),
+            journal_end: std::ptr::null_mut(),
+            budget: 0,
+            helpers: std::ptr::null_mut(),
+            journal: vec![JournalEntry::default(); JOURNAL_INITIAL],
+        };
+        ctx.journal_reset();
+        ctx
+    }
+
+    /// Points the helper slot at `helpers` for one run.
+    pub fn set_helpers(&mut self, helpers: &mut HelperFn<'_>) {
+        self.helpers = (helpers as *mut HelperFn<'_>).cast();
+    }
+
+    pub fn clear_helpers(&mut self) {
+        self.helpers = std::ptr::null_mut();
+    }
+
+    /// Empties the journal.
+    pub fn journal_reset(&mut self) {
+        let range = self.journal.as_mut_ptr_range();
+        self.journal_cur = range.start;
+        self.journal_end = range.end;
+    }
+
+    /// Entries recorded since the last reset.
+    pub fn journal(&self) -> &[JournalEntry] {
+        &self.journal[..self.journal_len()]
+    }
+
+    fn journal_len(&self) -> usize {
+        (self.journal_cur as usize - self.journal.as_ptr() as usize) / size_of::<JournalEntry>()
+    }
+
+    /// Doubles the journal's storage, keeping the recorded entries.
+    pub fn journal_double(&mut self) {
+        let len = self.journal_len();
+        let new_len = self.journal.len() * 2;
+        self.journal.resize(new_len, JournalEntry::default());
+        let range = self.journal.as_mut_ptr_range();
+        // `len` entries are recorded, so the cursor stays inside the storage.
+        self.journal_cur = range.start.wrapping_add(len);
+        self.journal_end = range.end;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_is_pinned() {
+        assert_eq!(OFF_CALL_HELPER, 0);
+        assert_eq!(OFF_FIX_NAN, 8);
+        assert_eq!(OFF_INT128, 16);
+        assert_eq!(OFF_JOURNAL_GROW, 24);
+        assert_eq!(OFF_JOURNAL_CUR, 32);
+        assert_eq!(OFF_JOURNAL_END, 40);
+        assert_eq!(OFF_BUDGET, 48);
+    }
+
+    #[test]
+    fn journal_grows_keeping_entries() {
+        let mut ctx = JitContext::new();
+        ctx.journal_cur = ctx.journal_cur.wrapping_add(3);
+        ctx.journal_double();
+        assert_eq!(ctx.journal().len(), 3);
+        assert_eq!(ctx.journal.len(), 2 * JOURNAL_INITIAL);
+    }
+}

@@ -1,0 +1,102 @@
+//! The entry trampoline, generated once at the start of the code cache.
+//!
+//! `enter(state, ctx, code) -> exit code` is an `extern "C"` function:
+//! it saves the callee-saved registers of AAPCS64 (x19-x28, the frame
+//! pair x29/x30, d8-d15), pins `state` in x28 and `ctx` in x27, loads the
+//! chain budget into x26 and branches to `code`. Translated blocks never
+//! return with `ret`: each one ends by branching to the trampoline's exit
+//! sequence with its exit code in x0 and the stack pointer back where the
+//! block found it; the exit sequence restores the registers and returns
+//! to Rust.
+//!
+//! Register contract of translated code: x28 the guest state, x27 the
+//! [`JitContext`], x26 the chain budget; x0-x17 and v0-v7, v16-v31 are
+//! scratch; x18 (the platform register) is never touched.
+
+use dynasmrt::aarch64::Aarch64Relocation;
+use dynasmrt::{dynasm, DynasmApi, VecAssembler};
+
+use aarchx_ir::GuestState;
+
+use super::cache::CodeCache;
+use super::context::{JitContext, OFF_BUDGET};
+
+/// Register holding the `*mut GuestState` in translated code.
+pub const STATE_REG: u8 = 28;
+/// Register holding the `*mut JitContext` in translated code.
+pub const CTX_REG: u8 = 27;
+/// Register counting the chained transitions left.
+pub const BUDGET_REG: u8 = 26;
+
+type EnterFn = unsafe extern "C" fn(*mut GuestState, *mut JitContext, usize) -> u64;
+
+/// The generated trampoline's two entry points.
+#[derive(Debug)]
+pub struct Trampoline {
+    enter: usize,
+    exit: usize,
+}
+
+impl Trampoline {
+    /// Assembles the trampoline into `cache`.
+    pub fn generate(cache: &mut CodeCache) -> Result<Trampoline, String> {
+        let at = cache.next_addr();
+        let mut ops = VecAssembler::<Aarch64Relocation>::new(at);
+        dynasm!(ops
+            ; .arch aarch64
+            ; stp x29, x30, [sp, #-16]!
+            ; mov x29, sp
+            ; stp x19, x20, [sp, #-16]!
+            ; stp x21, x22, [sp, #-16]!
+            ; stp x23, x24, [sp, #-16]!
+            ; stp x25, x26, [sp, #-16]!
+            ; stp x27, x28, [sp, #-16]!
+            ; stp d8, d9, [sp, #-16]!
+            ; stp d10, d11, [sp, #-16]!
+            ; stp d12, d13, [sp, #-16]!
+            ; stp d14, d15, [sp, #-16]!
+            ; mov x28, x0
+            ; mov x27, x1
+            ; ldr x26, [x27, OFF_BUDGET]
+            ; br x2
+        );
+        let exit = ops.offset().0;
+        dynasm!(ops
+            ; .arch aarch64
+            ; ldp d14, d15, [sp], #16
+            ; ldp d12, d13, [sp], #16
+            ; ldp d10, d11, [sp], #16
+            ; ldp d8, d9, [sp], #16
+            ; ldp x27, x28, [sp], #16
+            ; ldp x25, x26, [sp], #16
+            ; ldp x23, x24, [sp], #16
+            ; ldp x21, x22, [sp], #16
+            ; ldp x19, x20, [sp], #16
+            ; ldp x29, x30, [sp], #16
+            ; ret
+        );
+        let code = ops.finalize().map_err(|e| e.to_string())?;
+        let enter = cache.push(at, &code).ok_or("no room for the trampoline")?;
+        Ok(Trampoline { enter, exit: enter + exit })
+    }
+
+    /// Where blocks branch to leave (exit code in x0).
+    pub fn exit_addr(&self) -> usize {
+        self.exit
+    }
+
+    /// Runs translated code at `code` and returns its exit code.
+    ///
+    /// # Safety
+    ///
+    /// `code` is the entry of a block generated for this trampoline, and
+    /// the guest memory it touches is mapped (see `Jit::run`).
+    pub unsafe fn enter(&self, state: &mut GuestState, ctx: &mut JitContext, code: usize) -> u64 {
+        // SAFETY: `enter` is the address of the code generated above,
+        // which follows the C calling convention of `EnterFn`.
+        let f = unsafe { std::mem::transmute::<usize, EnterFn>(self.enter) };
+        // SAFETY: the caller's contract; the code preserves every register
+        // AAPCS64 requires and returns through the exit sequence.
+        unsafe { f(state, ctx, code) }
+    }
+}

@@ -1,0 +1,246 @@
+//! Lowering of an IR [`Region`] to arm64 with `dynasm!`.
+//!
+//! The code of a region is: a prologue that allocates the block's frame,
+//! the IR blocks in index order (block0 first, so the entry is the first
+//! instruction), each a dynamic label, and the exits inline at their
+//! terminators. Every IR value that is used (or whose op has an effect)
+//! gets a 16-byte slot in the frame; each op loads its operands from their
+//! slots into scratch registers, computes and stores its result (see
+//! [`frame`]). Values keep the interpreter's representation: integers up
+//! to 64 bits zero-extended in 8 bytes, i1 as 0 or 1, i128 and vectors in
+//! 16 bytes, f32 in the low 4 bytes and f64 in 8.
+//!
+//! The op emitters take their operand and result registers as numbers
+//! (`X(n)`, `V(n)`), so a later register cache can feed them registers
+//! instead of slots; they may clobber only the temporaries of [`frame`]
+//! and assume the result register differs from the operands.
+//!
+//! One file per family: [`int`] (scalar integers, i128, conversions,
+//! select), [`float`] (x86 floating point, scalar and vector), [`vector`]
+//! (integer lanes and shape-changing ops), [`mem`] (guest state, memory,
+//! atomics, the journal) and [`term`] (`insn`, `call` and terminators).
+//! What is not lowered makes [`lower`] return [`Decline::Op`], and the
+//! dispatcher runs the region in the interpreter instead.
+
+mod frame;
+mod float;
+mod int;
+mod mem;
+mod term;
+mod vector;
+
+use dynasmrt::aarch64::Aarch64Relocation;
+use dynasmrt::{DynamicLabel, VecAssembler};
+
+use aarchx_ir::{InstData, Opcode, Region, Type, Value};
+
+use super::chain::StubSite;
+use super::CompileOptions;
+
+/// `dynasm!` for aarch64 on an assembler expression.
+macro_rules! a64 {
+    ($ops:expr; $($t:tt)*) => {
+        dynasmrt::dynasm!($ops ; .arch aarch64 ; $($t)*)
+    };
+}
+pub(crate) use a64;
+
+/// Why a region is not translated (the dispatcher interprets it).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Decline {
+    /// An instruction the backend does not lower (arena index, op, type).
+    #[error("inst {inst}: {op}.{ty} is not lowered")]
+    Op { inst: u32, op: Opcode, ty: Type },
+    /// The region needs a larger stack frame than a block may take.
+    #[error("a frame of {0} bytes is too large")]
+    FrameTooLarge(u32),
+    /// No room left in the code cache: reset it and compile again.
+    #[error("the code cache is full")]
+    CacheFull,
+    /// The assembler refused the code (a branch out of reach).
+    #[error("assembler: {0}")]
+    Assembler(String),
+}
+
+/// The largest frame a block may allocate on the thread's stack.
+const MAX_FRAME: u32 = 1 << 20;
+
+/// A lowered region: its code, assembled for the address given to
+/// [`lower`], and its chainable exit stubs in order.
+pub struct Lowered {
+    pub code: Vec<u8>,
+    pub stubs: Vec<StubSite>,
+}
+
+/// Translates `region` into code to be placed at `base`. Blocks leave by
+/// branching to `exit_addr` (the trampoline's exit); chainable stubs are
+/// numbered from `first_stub`.
+pub fn lower(
+    region: &Region,
+    base: usize,
+    exit_addr: usize,
+    first_stub: u32,
+    options: CompileOptions,
+) -> Result<Lowered, Decline> {
+    let mut l = Lowerer::new(region, base, exit_addr, first_stub, options)?;
+    l.prologue();
+    for b in 0..region.blocks.len() {
+        l.block(b)?;
+    }
+    let code = l.ops.finalize().map_err(|e| Decline::Assembler(e.to_string()))?;
+    Ok(Lowered { code, stubs: l.stubs })
+}
+
+/// Slot marker of a value that has none.
+const NO_SLOT: u32 = u32::MAX;
+
+/// The state of one region's translation.
+struct Lowerer<'r> {
+    r: &'r Region,
+    ops: VecAssembler<Aarch64Relocation>,
+    exit_addr: usize,
+    first_stub: u32,
+    options: CompileOptions,
+    /// Frame offset of each value's slot, by arena index.
+    slot: Vec<u32>,
+    /// Bytes of the frame.
+    frame: u32,
+    /// Uses of each value, by arena index.
+    uses: Vec<u32>,
+    /// One label per IR block.
+    labels: Vec<DynamicLabel>,
+    stubs: Vec<StubSite>,
+    /// Whether any op can observe `rip` mid-region (a `call`): only then
+    /// are `insn` marks written to the state.
+    needs_rip: bool,
+    /// The guest address of the last `insn` not yet written to `rip`.
+    pending_rip: Option<u64>,
+    /// Arena index of the instruction being lowered (for declines).
+    current: u32,
+}
+
+impl<'r> Lowerer<'r> {
+    fn new(
+        r: &'r Region,
+        base: usize,
+        exit_addr: usize,
+        first_stub: u32,
+        options: CompileOptions,
+    ) -> Result<Lowerer<'r>, Decline> {
+        let mut uses = vec![0u32; r.insts.len()];
+        for block in &r.blocks {
+            for v in &block.insts {
+                for a in r.inst(*v).values() {
+                    uses[a.index()] += 1;
+                }
+            }
+        }
+        let mut slot = vec![NO_SLOT; r.insts.len()];
+        let mut frame = 0u32;
+        for block in &r.blocks {
+            for v in &block.insts {
+                let d = r.inst(*v);
+                if d.op.format().has_result() && !skippable(d, uses[v.index()]) {
+                    slot[v.index()] = frame;
+                    frame = frame.checked_add(16).ok_or(Decline::FrameTooLarge(u32::MAX))?;
+                }
+            }
+        }
+        if frame > MAX_FRAME {
+            return Err(Decline::FrameTooLarge(frame));
+        }
+        let mut ops = VecAssembler::new(base);
+        let labels = (0..r.blocks.len()).map(|_| ops.new_dynamic_label()).collect();
+        let needs_rip = r.insts.iter().any(|d| d.op == Opcode::Call);
+        Ok(Lowerer {
+            r,
+            ops,
+            exit_addr,
+            first_stub,
+            options,
+            slot,
+            frame,
+            uses,
+            labels,
+            stubs: Vec::new(),
+            needs_rip,
+            pending_rip: None,
+            current: 0,
+        })
+    }
+
+    /// Lowers IR block `b`.
+    fn block(&mut self, b: usize) -> Result<(), Decline> {
+        let label = self.labels[b];
+        a64!(self.ops; =>label);
+        self.pending_rip = None;
+        for &v in &self.r.blocks[b].insts {
+            self.current = v.0;
+            self.inst(v, b)?;
+        }
+        Ok(())
+    }
+
+    /// Lowers one instruction of block `b`.
+    fn inst(&mut self, v: Value, b: usize) -> Result<(), Decline> {
+        let d = *self.r.inst(v);
+        if d.op.format().has_result() && skippable(&d, self.uses[v.index()]) {
+            return Ok(());
+        }
+        use Opcode as O;
+        match d.op {
+            O::Iconst => self.iconst(v, &d),
+            O::Get | O::Set | O::Load | O::Store | O::AtomicRmw | O::AtomicCas => self.mem_op(v, &d),
+            O::Insn | O::Call | O::Jump | O::Brif | O::Exit | O::ExitIndirect | O::Trap => self.term_op(&d, b),
+            O::Fadd
+            | O::Fsub
+            | O::Fmul
+            | O::Fdiv
+            | O::Fsqrt
+            | O::Fmin
+            | O::Fmax
+            | O::Fcmp
+            | O::FcvtToSint
+            | O::SintToF
+            | O::Fconvert => self.float_op(v, &d),
+            O::Select | O::Bitcast => self.generic_op(v, &d),
+            O::Splat
+            | O::ExtractLane
+            | O::InsertLane
+            | O::Movmsk
+            | O::Shuffle
+            | O::Shuffle2
+            | O::UnpackLo
+            | O::UnpackHi
+            | O::NarrowS
+            | O::NarrowU
+            | O::ByteShl
+            | O::ByteShr
+            | O::MulAddPairs
+            | O::SumAbsDiff
+            | O::MulEvenU => self.vector_op(v, &d),
+            _ if d.ty.is_vector() => self.vector_op(v, &d),
+            _ if d.ty == Type::I128 || self.operand_is_i128(&d) => self.int128_op(v, &d),
+            _ => self.int_op(v, &d),
+        }
+    }
+
+    fn operand_is_i128(&self, d: &InstData) -> bool {
+        d.values().any(|a| self.r.value_type(a) == Type::I128)
+    }
+
+    /// The decline for the instruction being lowered.
+    fn decline(&self, d: &InstData) -> Decline {
+        Decline::Op { inst: self.current, op: d.op, ty: d.ty }
+    }
+
+    fn ty_of(&self, v: Value) -> Type {
+        self.r.value_type(v)
+    }
+}
+
+/// Whether an unused result's instruction can be left out: pure ops only
+/// (loads are kept, they can fault).
+fn skippable(d: &InstData, uses: u32) -> bool {
+    uses == 0 && !d.op.has_side_effect() && d.op != Opcode::Load
+}

@@ -1,0 +1,17 @@
+//! The aarchx runtime: loads an x86-64 Linux program, translates its code
+//! region by region through the policy's pass pipeline, and executes the
+//! result on the arm64 JIT or the IR interpreter.
+//!
+//! The `aarchx` binary (main.rs) is a thin command line over this library;
+//! the integration tests and the lifter oracle use the library directly.
+
+pub mod cpuid;
+pub mod interp;
+pub mod loader;
+pub mod machine;
+pub mod mem;
+pub mod policy;
+pub mod run;
+pub mod signals;
+pub mod syscall;
+pub mod translate;

@@ -1,0 +1,958 @@
+//! The guest's memory: which address ranges the guest owns (program
+//! segments, stack, brk heap, its own mmaps) with their x86 protections,
+//! the host mappings behind them, and the runtime's edge where guest
+//! addresses become host pointers.
+//!
+//! Guest memory is identity-mapped: a guest address is the host address of
+//! the same byte. The map here is the guest's view, in 4 KiB guest pages;
+//! the host may have larger pages, in which case a host page holding any
+//! guest page is mapped with the union of their protections. Host mappings
+//! never carry PROT_EXEC (the host never runs guest code; the translator
+//! reads it), and every guest page the guest can read, write or execute is
+//! readable on the host.
+//!
+//! The memory-management system calls (mmap, munmap, mprotect, mremap,
+//! brk, madvise) are implemented here, so that the policy that keeps the
+//! guest off the runtime's own memory lives in one place: a guest mapping at
+//! a fixed address may only replace guest-owned memory or free address
+//! space, and munmap/mprotect only act on guest-owned memory.
+//!
+//! Unsafe code: raw guest memory access ([`Machine`], [`GuestCode`] and the
+//! checked copies) and the host mapping calls. Everything else is safe.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use aarchx_ir::cond::Helper;
+use aarchx_ir::{GuestState, Type};
+use aarchx_pass::GuestCode;
+
+use crate::machine::Machine;
+
+/// The guest's page size (x86-64).
+pub const GUEST_PAGE: u64 = 4096;
+
+/// Guest protection bits (the x86-64 `PROT_*` values).
+pub const PROT_READ: u32 = 1;
+pub const PROT_WRITE: u32 = 2;
+pub const PROT_EXEC: u32 = 4;
+const PROT_ALL: u32 = PROT_READ | PROT_WRITE | PROT_EXEC;
+/// x86 `PROT_SEM`: accepted and ignored, as the kernel does.
+const PROT_SEM: u32 = 8;
+
+/// x86-64 `mmap` flags. All but `MAP_32BIT` have the same values on the
+/// generic (arm64) ABI, so the others pass to the host unchanged.
+const MAP_TYPE: u32 = 0x0f;
+const MAP_FIXED: u32 = 0x10;
+const MAP_32BIT: u32 = 0x40;
+const MAP_FIXED_NOREPLACE: u32 = 0x10_0000;
+
+/// x86-64 `mremap` flags (the same on every Linux ABI).
+const MREMAP_MAYMOVE: u32 = 1;
+const MREMAP_FIXED: u32 = 2;
+const MREMAP_DONTUNMAP: u32 = 4;
+
+/// `madvise(MADV_DONTNEED)` (the same on every Linux ABI).
+const MADV_DONTNEED: u32 = 4;
+
+/// Address space reserved after the program for its brk heap.
+const BRK_RESERVE: u64 = 1 << 30;
+/// The least brk reservation tried before giving up on a brk heap.
+const BRK_RESERVE_MIN: u64 = 1 << 20;
+
+/// A failed operation, as the errno the guest receives. Linux errno values
+/// are the same on x86-64 and arm64 (both use `asm-generic/errno.h`), so a
+/// host errno is passed on as is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Errno(pub i32);
+
+impl Errno {
+    pub const EFAULT: Errno = Errno(libc::EFAULT);
+    pub const EINVAL: Errno = Errno(libc::EINVAL);
+    pub const ENOMEM: Errno = Errno(libc::ENOMEM);
+    pub const EEXIST: Errno = Errno(libc::EEXIST);
+
+    /// The calling thread's current host errno.
+    pub fn last() -> Errno {
+        Errno(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
+    }
+}
+
+impl fmt::Display for Errno {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", std::io::Error::from_raw_os_error(self.0))
+    }
+}
+
+/// One guest-owned range; the key in the map is its start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Region {
+    end: u64,
+    prot: u32,
+}
+
+/// The brk heap: guest-owned from `start` to the 4 KiB-rounded `cur`, with
+/// host memory read-write up to `host_end` and reserved (PROT_NONE) up to
+/// `limit`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Brk {
+    start: u64,
+    cur: u64,
+    host_end: u64,
+    limit: u64,
+}
+
+/// The guest's memory map and its identity-mapped memory.
+#[derive(Debug)]
+pub struct GuestMemory {
+    regions: BTreeMap<u64, Region>,
+    host_page: u64,
+    brk: Brk,
+}
+
+fn round_up(v: u64, to: u64) -> Option<u64> {
+    v.checked_add(to - 1).map(|x| x & !(to - 1))
+}
+
+fn round_down(v: u64, to: u64) -> u64 {
+    v & !(to - 1)
+}
+
+/// The host protection for a guest protection: readable whenever the guest
+/// may touch the page at all, writable when the guest may write, never
+/// executable.
+fn host_prot(prot: u32) -> i32 {
+    match (prot & PROT_ALL != 0, prot & PROT_WRITE != 0) {
+        (false, _) => libc::PROT_NONE,
+        (true, false) => libc::PROT_READ,
+        (true, true) => libc::PROT_READ | libc::PROT_WRITE,
+    }
+}
+
+/// Checks a guest protection argument, dropping the ignored `PROT_SEM`.
+fn guest_prot(prot: u64) -> Result<u32, Errno> {
+    let prot = u32::try_from(prot).map_err(|_| Errno::EINVAL)? & !PROT_SEM;
+    if prot & !PROT_ALL != 0 {
+        return Err(Errno::EINVAL);
+    }
+    Ok(prot)
+}
+
+/// Host mapping calls. Mapping calls that can replace existing memory are
+/// `unsafe`: the caller must own the range (guest-owned, or reserved by us
+/// for the guest) so that no memory the runtime uses is replaced.
+mod host {
+    use super::Errno;
+
+    /// A non-fixed (or no-replace) mapping: the kernel picks free space, or
+    /// fails, so no existing memory is touched.
+    pub fn map_anywhere(hint: u64, len: u64, prot: i32, flags: i32, fd: i32, offset: u64) -> Result<u64, Errno> {
+        debug_assert_eq!(flags & libc::MAP_FIXED, 0);
+        // SAFETY: without MAP_FIXED the kernel only uses free address space,
+        // so no existing Rust-visible memory changes.
+        let p = unsafe { libc::mmap(hint as *mut libc::c_void, len as usize, prot, flags, fd, offset as libc::off_t) };
+        if p == libc::MAP_FAILED {
+            Err(Errno::last())
+        } else {
+            Ok(p as u64)
+        }
+    }
+
+    /// Maps over `[addr, addr + len)`, replacing what is there.
+    ///
+    /// # Safety
+    /// The range must be owned by the guest or reserved for it.
+    pub unsafe fn map_fixed(addr: u64, len: u64, prot: i32, flags: i32, fd: i32, offset: u64) -> Result<u64, Errno> {
+        // SAFETY: the caller owns the range; MAP_FIXED replaces only it.
+        let p = unsafe {
+            libc::mmap(addr as *mut libc::c_void, len as usize, prot, flags | libc::MAP_FIXED, fd, offset as libc::off_t)
+        };
+        if p == libc::MAP_FAILED {
+            Err(Errno::last())
+        } else {
+            Ok(p as u64)
+        }
+    }
+
+    /// Reserves `[addr, addr + len)` if it is entirely free, as PROT_NONE.
+    /// Succeeds only when the mapping landed exactly there (kernels before
+    /// 4.17 and qemu-user may treat MAP_FIXED_NOREPLACE as a hint).
+    pub fn reserve_exact(addr: u64, len: u64) -> Result<(), Errno> {
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED_NOREPLACE;
+        let got = map_anywhere(addr, len, libc::PROT_NONE, flags, -1, 0)?;
+        if got != addr {
+            // SAFETY: the kernel just created this mapping for us elsewhere.
+            unsafe { unmap(got, len) }.ok();
+            return Err(Errno::EEXIST);
+        }
+        Ok(())
+    }
+
+    /// # Safety
+    /// The range must be owned by the guest or reserved for it.
+    pub unsafe fn unmap(addr: u64, len: u64) -> Result<(), Errno> {
+        // SAFETY: the caller owns the range.
+        if unsafe { libc::munmap(addr as *mut libc::c_void, len as usize) } != 0 {
+            return Err(Errno::last());
+        }
+        Ok(())
+    }
+
+    /// # Safety
+    /// The range must be owned by the guest or reserved for it.
+    pub unsafe fn protect(addr: u64, len: u64, prot: i32) -> Result<(), Errno> {
+        // SAFETY: the caller owns the range; only its protection changes.
+        if unsafe { libc::mprotect(addr as *mut libc::c_void, len as usize, prot) } != 0 {
+            return Err(Errno::last());
+        }
+        Ok(())
+    }
+
+    /// # Safety
+    /// The old range must be owned by the guest, and with MREMAP_FIXED the
+    /// new one too (or reserved for it).
+    pub unsafe fn remap(old: u64, old_len: u64, new_len: u64, flags: i32, new_addr: u64) -> Result<u64, Errno> {
+        // SAFETY: the caller owns both ranges; without MREMAP_FIXED the
+        // kernel only grows into or moves to free address space.
+        let p = unsafe {
+            libc::mremap(old as *mut libc::c_void, old_len as usize, new_len as usize, flags, new_addr as *mut libc::c_void)
+        };
+        if p == libc::MAP_FAILED {
+            Err(Errno::last())
+        } else {
+            Ok(p as u64)
+        }
+    }
+
+    /// # Safety
+    /// The range must be owned by the guest.
+    pub unsafe fn advise(addr: u64, len: u64, advice: i32) -> Result<(), Errno> {
+        // SAFETY: the caller owns the range; the guest asked for its
+        // contents to be dropped.
+        if unsafe { libc::madvise(addr as *mut libc::c_void, len as usize, advice) } != 0 {
+            return Err(Errno::last());
+        }
+        Ok(())
+    }
+}
+
+impl Default for GuestMemory {
+    fn default() -> Self {
+        GuestMemory::new()
+    }
+}
+
+impl GuestMemory {
+    /// An empty map, for the host's page size.
+    pub fn new() -> GuestMemory {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let host_page = u64::try_from(page).ok().filter(|p| p.is_power_of_two() && *p >= GUEST_PAGE).unwrap_or(GUEST_PAGE);
+        GuestMemory { regions: BTreeMap::new(), host_page, brk: Brk::default() }
+    }
+
+    fn host_up(&self, v: u64) -> Option<u64> {
+        round_up(v, self.host_page)
+    }
+
+    fn host_down(&self, v: u64) -> u64 {
+        round_down(v, self.host_page)
+    }
+
+    // ----- the map itself -----
+
+    /// The guest-owned pieces of `[start, end)`, clipped to it.
+    fn owned(&self, start: u64, end: u64) -> Vec<(u64, u64, u32)> {
+        let first = self.regions.range(..=start).next_back().map_or(start, |(s, _)| *s);
+        self.regions
+            .range(first..end)
+            .filter(|(_, r)| r.end > start)
+            .map(|(s, r)| ((*s).max(start), r.end.min(end), r.prot))
+            .collect()
+    }
+
+    /// Whether every byte of `[start, end)` is guest-owned with a
+    /// protection that satisfies `ok`.
+    fn covered_with(&self, start: u64, end: u64, ok: impl Fn(u32) -> bool) -> bool {
+        let mut at = start;
+        for (s, e, prot) in self.owned(start, end) {
+            if s != at || !ok(prot) {
+                return false;
+            }
+            at = e;
+        }
+        at >= end
+    }
+
+    /// The parts of `[start, end)` the guest does not own.
+    fn gaps(&self, start: u64, end: u64) -> Vec<(u64, u64)> {
+        let mut gaps = Vec::new();
+        let mut at = start;
+        for (s, e, _) in self.owned(start, end) {
+            if s > at {
+                gaps.push((at, s));
+            }
+            at = e;
+        }
+        if at < end {
+            gaps.push((at, end));
+        }
+        gaps
+    }
+
+    /// Sets `[start, end)` to `prot` (guest-owned) or `None` (not owned),
+    /// splitting and merging regions as needed.
+    fn set_range(&mut self, start: u64, end: u64, prot: Option<u32>) {
+        if start >= end {
+            return;
+        }
+        let overlapping: Vec<(u64, Region)> = {
+            let first = self.regions.range(..start).next_back().map_or(start, |(s, _)| *s);
+            self.regions.range(first..end).filter(|(_, r)| r.end > start).map(|(s, r)| (*s, *r)).collect()
+        };
+        for (s, r) in overlapping {
+            self.regions.remove(&s);
+            if s < start {
+                self.regions.insert(s, Region { end: start, prot: r.prot });
+            }
+            if r.end > end {
+                self.regions.insert(end, Region { end: r.end, prot: r.prot });
+            }
+        }
+        let Some(prot) = prot else { return };
+        let mut new_start = start;
+        let mut new_end = end;
+        if let Some((&s, r)) = self.regions.range(..start).next_back() {
+            if r.end == start && r.prot == prot {
+                new_start = s;
+                self.regions.remove(&s);
+            }
+        }
+        if let Some(r) = self.regions.get(&end).copied() {
+            if r.prot == prot {
+                new_end = r.end;
+                self.regions.remove(&end);
+            }
+        }
+        self.regions.insert(new_start, Region { end: new_end, prot });
+    }
+
+    /// Brings the host mappings of `[start, end)` in line with the map:
+    /// host pages no guest page uses are unmapped, the others get the union
+    /// of their guest pages' protections. The range must have been entirely
+    /// guest-owned before the change that prompted the call, so every host
+    /// page it touches is one the runtime mapped for the guest.
+    fn sync_host(&mut self, start: u64, end: u64) -> Result<(), Errno> {
+        let hp = self.host_page;
+        let hs = self.host_down(start);
+        let he = self.host_up(end).ok_or(Errno::ENOMEM)?;
+        // The range cut where the map changes: (start, end, protection).
+        let mut pieces: Vec<(u64, u64, Option<u32>)> = Vec::new();
+        let mut at = hs;
+        for (s, e, prot) in self.owned(hs, he) {
+            if s > at {
+                pieces.push((at, s, None));
+            }
+            pieces.push((s, e, Some(prot)));
+            at = e;
+        }
+        if at < he {
+            pieces.push((at, he, None));
+        }
+        let union = |page: u64| {
+            pieces.iter().filter(|(s, e, _)| *s < page + hp && *e > page).fold(None, |acc, (_, _, p)| match (acc, p) {
+                (None, p) => *p,
+                (a, None) => a,
+                (Some(a), Some(b)) => Some(a | b),
+            })
+        };
+        let mut ops: Vec<(u64, u64, Option<u32>)> = Vec::new();
+        let mut shared_pages: Vec<u64> = Vec::new();
+        for &(s, e, prot) in &pieces {
+            let (a, b) = (round_up(s, hp).unwrap_or(u64::MAX), round_down(e, hp));
+            if a < b {
+                ops.push((a, b, prot));
+            }
+            for edge in [s, e] {
+                if edge % hp != 0 && !shared_pages.contains(&round_down(edge, hp)) {
+                    shared_pages.push(round_down(edge, hp));
+                }
+            }
+        }
+        ops.extend(shared_pages.into_iter().map(|page| (page, page + hp, union(page))));
+        for (s, e, prot) in ops {
+            match prot {
+                // SAFETY: every host page of the range was mapped by the
+                // runtime for the guest (see the function comment).
+                None => unsafe { host::unmap(s, e - s) }?,
+                // SAFETY: as above.
+                Some(p) => unsafe { host::protect(s, e - s, host_prot(p)) }?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Reserves the free parts of `[start, end)` so a fixed mapping may
+    /// replace them, or fails if any of it is memory the guest does not own
+    /// and is in use (the runtime's). Returns the reservations made, to be
+    /// released if the mapping fails.
+    fn claim(&self, start: u64, end: u64) -> Result<Vec<(u64, u64)>, Errno> {
+        let mut claimed = Vec::new();
+        for (s, e) in self.gaps(start, end) {
+            // Partial host pages of a gap hold guest pages, so are ours.
+            let (s, e) = (self.host_up(s).unwrap_or(u64::MAX), self.host_down(e));
+            if s >= e {
+                continue;
+            }
+            if let Err(err) = host::reserve_exact(s, e - s) {
+                tracing::debug!(start = s, end = e, %err, "fixed guest mapping refused: range not free");
+                Self::release(&claimed);
+                return Err(Errno::ENOMEM);
+            }
+            claimed.push((s, e));
+        }
+        Ok(claimed)
+    }
+
+    fn release(claimed: &[(u64, u64)]) {
+        for &(s, e) in claimed {
+            // SAFETY: these are reservations `claim` just made.
+            unsafe { host::unmap(s, e - s) }.ok();
+        }
+    }
+
+    // ----- set-up, for the loader -----
+
+    /// Maps a program image of `len` bytes read-write and zeroed, at `at`
+    /// exactly if given (it must be free), else anywhere at an address
+    /// aligned to `align` (a power of two). Reserves address space after it
+    /// for the brk heap. Returns the image's address.
+    pub fn map_image(&mut self, at: Option<u64>, len: u64, align: u64) -> Result<u64, Errno> {
+        let len = round_up(len, GUEST_PAGE).ok_or(Errno::ENOMEM)?;
+        let rw = libc::PROT_READ | libc::PROT_WRITE;
+        let anon = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+        let (start, brk_limit) = match at {
+            Some(start) => {
+                let hs = self.host_down(start);
+                let he = start.checked_add(len).and_then(|e| self.host_up(e)).ok_or(Errno::ENOMEM)?;
+                host::reserve_exact(hs, he - hs)?;
+                // SAFETY: reserve_exact just reserved this range for us.
+                unsafe { host::map_fixed(hs, he - hs, rw, anon, -1, 0) }?;
+                let mut reserve = BRK_RESERVE;
+                while reserve >= BRK_RESERVE_MIN && host::reserve_exact(he, reserve).is_err() {
+                    reserve /= 2;
+                }
+                let reserve = if reserve >= BRK_RESERVE_MIN { reserve } else { 0 };
+                (start, he + reserve)
+            }
+            None => {
+                let align = align.max(self.host_page);
+                let host_len = self.host_up(len).ok_or(Errno::ENOMEM)?;
+                let total = host_len.checked_add(BRK_RESERVE).ok_or(Errno::ENOMEM)?;
+                let flags = anon | libc::MAP_NORESERVE;
+                let got = host::map_anywhere(0, total + align, libc::PROT_NONE, flags, -1, 0)?;
+                let start = round_up(got, align).ok_or(Errno::ENOMEM)?;
+                // SAFETY: the head and tail trimmed here are parts of the
+                // reservation just made.
+                unsafe {
+                    if start > got {
+                        host::unmap(got, start - got)?;
+                    }
+                    host::unmap(start + total, got + align - start)?;
+                }
+                // SAFETY: the range is part of our reservation.
+                unsafe { host::map_fixed(start, host_len, rw, anon, -1, 0) }?;
+                (start, start + total)
+            }
+        };
+        self.set_range(start, start + len, Some(PROT_READ | PROT_WRITE));
+        let brk_start = self.host_up(start + len).ok_or(Errno::ENOMEM)?;
+        self.brk = Brk { start: brk_start, cur: brk_start, host_end: brk_start, limit: brk_limit.max(brk_start) };
+        Ok(start)
+    }
+
+    /// Maps a read-write stack of `size` bytes with a guard page below it,
+    /// anywhere; returns its top (the address just above it).
+    pub fn map_stack(&mut self, size: u64) -> Result<u64, Errno> {
+        let hp = self.host_page;
+        let size = self.host_up(size).ok_or(Errno::ENOMEM)?;
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK;
+        let base = host::map_anywhere(0, size + hp, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0)?;
+        // SAFETY: the guard page is part of the mapping just made.
+        unsafe { host::protect(base, hp, libc::PROT_NONE) }?;
+        self.set_range(base, base + hp, Some(0));
+        self.set_range(base + hp, base + hp + size, Some(PROT_READ | PROT_WRITE));
+        Ok(base + hp + size)
+    }
+
+    /// Where the brk heap starts.
+    pub fn brk_start(&self) -> u64 {
+        self.brk.start
+    }
+
+    // ----- checked copies, for the loader and the system calls -----
+
+    /// Copies `bytes` to guest memory at `addr`, which must be guest-owned
+    /// and writable (else EFAULT, as the kernel's copy_to_user).
+    pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Result<(), Errno> {
+        let end = addr.checked_add(bytes.len() as u64).ok_or(Errno::EFAULT)?;
+        if !self.covered_with(addr, end, |p| p & PROT_WRITE != 0) {
+            return Err(Errno::EFAULT);
+        }
+        // SAFETY: runtime edge. The range is guest-owned and writable, so it
+        // is mapped read-write on the host and holds no Rust object.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), addr as usize as *mut u8, bytes.len()) };
+        Ok(())
+    }
+
+    /// Copies guest memory at `addr` into `buf`; the range must be
+    /// guest-owned and accessible (else EFAULT).
+    pub fn read_bytes(&self, addr: u64, buf: &mut [u8]) -> Result<(), Errno> {
+        let end = addr.checked_add(buf.len() as u64).ok_or(Errno::EFAULT)?;
+        if !self.covered_with(addr, end, |p| p & PROT_ALL != 0) {
+            return Err(Errno::EFAULT);
+        }
+        // SAFETY: runtime edge. The range is guest-owned and accessible, so
+        // it is mapped readable on the host.
+        unsafe { std::ptr::copy_nonoverlapping(addr as usize as *const u8, buf.as_mut_ptr(), buf.len()) };
+        Ok(())
+    }
+
+    /// Reads a NUL-terminated guest string of at most `max` bytes (without
+    /// the NUL): EFAULT if it runs into memory the guest cannot read,
+    /// ENAMETOOLONG if it is longer.
+    pub fn read_cstr(&self, addr: u64, max: usize) -> Result<Vec<u8>, Errno> {
+        let mut out = Vec::new();
+        let mut at = addr;
+        loop {
+            let (s, r) = self.regions.range(..=at).next_back().ok_or(Errno::EFAULT)?;
+            if r.end <= at || r.prot & PROT_ALL == 0 {
+                return Err(Errno::EFAULT);
+            }
+            debug_assert!(*s <= at);
+            let n = (r.end - at).min((max + 1 - out.len()) as u64) as usize;
+            // SAFETY: runtime edge. `[at, at + n)` lies in one accessible
+            // guest region, mapped readable on the host.
+            let chunk = unsafe { std::slice::from_raw_parts(at as usize as *const u8, n) };
+            if let Some(nul) = chunk.iter().position(|b| *b == 0) {
+                out.extend_from_slice(&chunk[..nul]);
+                return Ok(out);
+            }
+            out.extend_from_slice(chunk);
+            if out.len() > max {
+                return Err(Errno(libc::ENAMETOOLONG));
+            }
+            at += n as u64;
+        }
+    }
+
+    // ----- the memory-management system calls -----
+
+    /// x86-64 `mmap`. Returns the address and whether guest code may have
+    /// changed in `[addr, addr + len)` (a fixed mapping replaced code).
+    pub fn mmap(&mut self, addr: u64, len: u64, prot: u64, flags: u64, fd: i32, offset: u64) -> Result<(u64, bool), Errno> {
+        let prot = guest_prot(prot)?;
+        let flags = u32::try_from(flags).map_err(|_| Errno::EINVAL)?;
+        if len == 0 || offset % GUEST_PAGE != 0 || flags & MAP_TYPE == 0 {
+            return Err(Errno::EINVAL);
+        }
+        let len = round_up(len, GUEST_PAGE).ok_or(Errno::ENOMEM)?;
+        let anonymous = flags & libc::MAP_ANONYMOUS as u32 != 0;
+        if !anonymous && offset % self.host_page != 0 {
+            // A host with pages larger than 4 KiB cannot map the file there.
+            return Err(Errno::EINVAL);
+        }
+        let host_flags = (flags & !(MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_32BIT)) as i32;
+        let hprot = host_prot(prot);
+        if flags & MAP_FIXED != 0 {
+            let end = addr.checked_add(len).ok_or(Errno::ENOMEM)?;
+            if addr % GUEST_PAGE != 0 {
+                return Err(Errno::EINVAL);
+            }
+            if addr % self.host_page != 0 || len % self.host_page != 0 {
+                // Would replace part of a host page: not supported.
+                return Err(Errno::EINVAL);
+            }
+            let claimed = self.claim(addr, end)?;
+            let old = self.owned(addr, end);
+            // SAFETY: `[addr, end)` is guest-owned or was just claimed.
+            if let Err(e) = unsafe { host::map_fixed(addr, len, hprot, host_flags, fd, offset) } {
+                Self::release(&claimed);
+                return Err(e);
+            }
+            self.set_range(addr, end, Some(prot));
+            return Ok((addr, old.iter().any(|(_, _, p)| p & PROT_EXEC != 0)));
+        }
+        let (hint, extra) = if flags & MAP_FIXED_NOREPLACE != 0 {
+            (addr, libc::MAP_FIXED_NOREPLACE)
+        } else if flags & MAP_32BIT != 0 && addr == 0 {
+            (0x4000_0000, 0)
+        } else {
+            (addr, 0)
+        };
+        let got = host::map_anywhere(hint, len, hprot, host_flags | extra, fd, offset)?;
+        let misplaced = (extra != 0 && got != addr) || (flags & MAP_32BIT != 0 && got + len > 1 << 31);
+        if misplaced {
+            // SAFETY: the mapping was just made for this call.
+            unsafe { host::unmap(got, len) }.ok();
+            return Err(if extra != 0 { Errno::EEXIST } else { Errno::ENOMEM });
+        }
+        self.set_range(got, got + len, Some(prot));
+        Ok((got, false))
+    }
+
+    /// x86-64 `munmap`: unmaps the guest-owned parts of the range (the rest
+    /// is left alone, as unmapped memory would be). Returns whether code
+    /// was unmapped.
+    pub fn munmap(&mut self, addr: u64, len: u64) -> Result<bool, Errno> {
+        if addr % GUEST_PAGE != 0 || len == 0 {
+            return Err(Errno::EINVAL);
+        }
+        let end = round_up(len, GUEST_PAGE).and_then(|l| addr.checked_add(l)).ok_or(Errno::EINVAL)?;
+        let owned = self.owned(addr, end);
+        self.set_range(addr, end, None);
+        for &(s, e, _) in &owned {
+            self.sync_host(s, e)?;
+        }
+        Ok(owned.iter().any(|(_, _, p)| p & PROT_EXEC != 0))
+    }
+
+    /// x86-64 `mprotect` of guest-owned memory (ENOMEM if any of the range
+    /// is not). Returns whether code lost its execute permission.
+    pub fn mprotect(&mut self, addr: u64, len: u64, prot: u64) -> Result<bool, Errno> {
+        let prot = guest_prot(prot)?;
+        if addr % GUEST_PAGE != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let end = round_up(len, GUEST_PAGE).and_then(|l| addr.checked_add(l)).ok_or(Errno::ENOMEM)?;
+        if addr == end {
+            return Ok(false);
+        }
+        if !self.covered_with(addr, end, |_| true) {
+            return Err(Errno::ENOMEM);
+        }
+        let old = self.owned(addr, end);
+        self.set_range(addr, end, Some(prot));
+        if let Err(e) = self.sync_host(addr, end) {
+            for &(s, e, p) in &old {
+                self.set_range(s, e, Some(p));
+            }
+            self.sync_host(addr, end).ok();
+            return Err(e);
+        }
+        Ok(prot & PROT_EXEC == 0 && old.iter().any(|(_, _, p)| p & PROT_EXEC != 0))
+    }
+
+    /// x86-64 `mremap` of a guest-owned mapping (hosts with 4 KiB pages
+    /// only). Returns the new address and whether code moved or shrank.
+    pub fn mremap(&mut self, old: u64, old_len: u64, new_len: u64, flags: u64, new_addr: u64) -> Result<(u64, bool), Errno> {
+        let flags = u32::try_from(flags).map_err(|_| Errno::EINVAL)?;
+        let fixed = flags & MREMAP_FIXED != 0;
+        let dontunmap = flags & MREMAP_DONTUNMAP != 0;
+        if old % GUEST_PAGE != 0
+            || flags & !(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP) != 0
+            || ((fixed || dontunmap) && flags & MREMAP_MAYMOVE == 0)
+            || old_len == 0
+            || new_len == 0
+            || self.host_page != GUEST_PAGE
+        {
+            return Err(Errno::EINVAL);
+        }
+        let old_len = round_up(old_len, GUEST_PAGE).ok_or(Errno::EINVAL)?;
+        let new_len = round_up(new_len, GUEST_PAGE).ok_or(Errno::EINVAL)?;
+        let old_end = old.checked_add(old_len).ok_or(Errno::EINVAL)?;
+        let pieces = self.owned(old, old_end);
+        let prot = pieces.first().map(|p| p.2).ok_or(Errno::EFAULT)?;
+        if !self.covered_with(old, old_end, |p| p == prot) {
+            return Err(Errno::EFAULT);
+        }
+        let claimed = if fixed {
+            let new_end = new_addr.checked_add(new_len).ok_or(Errno::EINVAL)?;
+            if new_addr % GUEST_PAGE != 0 || (new_addr < old_end && old < new_end) {
+                return Err(Errno::EINVAL);
+            }
+            self.claim(new_addr, new_end)?
+        } else {
+            Vec::new()
+        };
+        // SAFETY: the old range is guest-owned; a fixed target is
+        // guest-owned or was just claimed.
+        let got = match unsafe { host::remap(old, old_len, new_len, flags as i32, new_addr) } {
+            Ok(got) => got,
+            Err(e) => {
+                Self::release(&claimed);
+                return Err(e);
+            }
+        };
+        let moved = got != old;
+        if moved {
+            if !dontunmap {
+                self.set_range(old, old_end, None);
+            }
+            self.set_range(got, got + new_len, Some(prot));
+        } else if new_len < old_len {
+            self.set_range(old + new_len, old_end, None);
+        } else {
+            self.set_range(old_end, old + new_len, Some(prot));
+        }
+        let code_lost = (moved && !dontunmap) || new_len < old_len;
+        Ok((got, prot & PROT_EXEC != 0 && code_lost))
+    }
+
+    /// x86-64 `brk`: moves the end of the brk heap within its reservation
+    /// and returns the new end, or the unchanged one if it cannot move.
+    pub fn brk(&mut self, new: u64) -> u64 {
+        let b = self.brk;
+        if new < b.start || new > b.limit {
+            return b.cur;
+        }
+        let (Some(new_end), Some(old_end), Some(new_host)) =
+            (round_up(new, GUEST_PAGE), round_up(b.cur, GUEST_PAGE), self.host_up(new))
+        else {
+            return b.cur;
+        };
+        if new_host > b.host_end {
+            // SAFETY: `[host_end, new_host)` lies in the brk reservation.
+            if unsafe { host::protect(b.host_end, new_host - b.host_end, libc::PROT_READ | libc::PROT_WRITE) }.is_err() {
+                return b.cur;
+            }
+        } else if new_host < b.host_end {
+            let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+            // SAFETY: `[new_host, host_end)` is heap the guest gave back;
+            // it returns to the reservation, its contents dropped.
+            if unsafe { host::map_fixed(new_host, b.host_end - new_host, libc::PROT_NONE, flags, -1, 0) }.is_err() {
+                return b.cur;
+            }
+        }
+        if new_end < old_end {
+            let zero_end = old_end.min(new_host);
+            if new_end < zero_end {
+                // SAFETY: `[new_end, zero_end)` is in a host page of the heap
+                // that stays read-write; heap pages given back must read as
+                // zero when the heap grows again.
+                unsafe { std::ptr::write_bytes(new_end as usize as *mut u8, 0, (zero_end - new_end) as usize) };
+            }
+            self.set_range(new_end, old_end, None);
+        } else {
+            self.set_range(old_end, new_end, Some(PROT_READ | PROT_WRITE));
+        }
+        self.brk.cur = new;
+        self.brk.host_end = new_host;
+        new
+    }
+
+    /// x86-64 `madvise`: MADV_DONTNEED on guest-owned memory drops its
+    /// contents as the kernel would; every other advice is accepted and
+    /// ignored.
+    pub fn madvise(&mut self, addr: u64, len: u64, advice: u64) -> Result<u64, Errno> {
+        if addr % GUEST_PAGE != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let end = round_up(len, GUEST_PAGE).and_then(|l| addr.checked_add(l)).ok_or(Errno::EINVAL)?;
+        if advice == u64::from(MADV_DONTNEED) && addr < end {
+            if !self.covered_with(addr, end, |_| true) {
+                return Err(Errno::ENOMEM);
+            }
+            if addr % self.host_page == 0 && end % self.host_page == 0 {
+                // SAFETY: the range is guest-owned.
+                unsafe { host::advise(addr, end - addr, libc::MADV_DONTNEED) }?;
+            }
+        }
+        Ok(0)
+    }
+
+    /// The guest-owned, executable range containing `addr`, if any.
+    fn exec_region(&self, addr: u64) -> Option<u64> {
+        let (_, r) = self.regions.range(..=addr).next_back()?;
+        (r.end > addr && r.prot & PROT_EXEC != 0).then_some(r.end)
+    }
+}
+
+/// The size in bytes of a value of `ty` in memory.
+fn size_of(ty: Type) -> usize {
+    (ty.bits().max(8) / 8) as usize
+}
+
+/// The runtime's edge: translated guest memory accesses become raw host
+/// accesses at the same address.
+impl Machine for GuestMemory {
+    fn load(&mut self, addr: u64, ty: Type) -> u128 {
+        let p = addr as usize as *const u8;
+        // SAFETY: runtime edge. Guest memory is identity-mapped: the guest
+        // address is the host address of the byte. A bad address faults as it
+        // would natively, which is the guest's fault; unaligned access is
+        // allowed on x86 and done with unaligned reads.
+        unsafe {
+            match size_of(ty) {
+                1 => u128::from(p.read()),
+                2 => u128::from(p.cast::<u16>().read_unaligned()),
+                4 => u128::from(p.cast::<u32>().read_unaligned()),
+                8 => u128::from(p.cast::<u64>().read_unaligned()),
+                _ => p.cast::<u128>().read_unaligned(),
+            }
+        }
+    }
+
+    fn store(&mut self, addr: u64, ty: Type, bits: u128) {
+        let p = addr as usize as *mut u8;
+        // SAFETY: runtime edge, as in `load`: identity-mapped guest memory;
+        // a bad address faults as natively.
+        unsafe {
+            match size_of(ty) {
+                1 => p.write(bits as u8),
+                2 => p.cast::<u16>().write_unaligned(bits as u16),
+                4 => p.cast::<u32>().write_unaligned(bits as u32),
+                8 => p.cast::<u64>().write_unaligned(bits as u64),
+                _ => p.cast::<u128>().write_unaligned(bits),
+            }
+        }
+    }
+
+    fn helper(&mut self, helper: Helper, state: &mut GuestState) {
+        match helper {
+            Helper::Cpuid => crate::cpuid::run_cpuid(state),
+            Helper::Rdtsc => crate::cpuid::run_rdtsc(state),
+        }
+    }
+}
+
+/// Guest code for the translator: only memory the guest maps executable.
+impl GuestCode for GuestMemory {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
+        let mut done = 0;
+        while done < buf.len() {
+            let at = addr + done as u64;
+            let Some(end) = self.exec_region(at) else { break };
+            let n = ((end - at) as usize).min(buf.len() - done);
+            // SAFETY: runtime edge. `[at, at + n)` is guest-owned and
+            // executable, so mapped readable on the host.
+            unsafe { std::ptr::copy_nonoverlapping(at as usize as *const u8, buf[done..].as_mut_ptr(), n) };
+            done += n;
+        }
+        done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RW: u64 = (PROT_READ | PROT_WRITE) as u64;
+    const MAP_PRIVATE_ANON: u64 = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
+
+    fn regions(m: &GuestMemory) -> Vec<(u64, u64, u32)> {
+        m.regions.iter().map(|(s, r)| (*s, r.end, r.prot)).collect()
+    }
+
+    #[test]
+    fn set_range_splits_and_merges() {
+        let mut m = GuestMemory::new();
+        m.set_range(0x1000, 0x5000, Some(1));
+        m.set_range(0x2000, 0x3000, Some(3));
+        assert_eq!(regions(&m), [(0x1000, 0x2000, 1), (0x2000, 0x3000, 3), (0x3000, 0x5000, 1)]);
+        m.set_range(0x2000, 0x3000, Some(1));
+        assert_eq!(regions(&m), [(0x1000, 0x5000, 1)]);
+        m.set_range(0x0, 0x2000, None);
+        assert_eq!(regions(&m), [(0x2000, 0x5000, 1)]);
+        assert!(m.covered_with(0x2000, 0x5000, |p| p == 1));
+        assert!(!m.covered_with(0x1000, 0x3000, |_| true));
+        assert_eq!(m.gaps(0x1000, 0x6000), [(0x1000, 0x2000), (0x5000, 0x6000)]);
+    }
+
+    #[test]
+    fn mmap_protect_unmap_and_code_reads() {
+        let mut m = GuestMemory::new();
+        let (a, changed) = m.mmap(0, 3 * GUEST_PAGE, RW, MAP_PRIVATE_ANON, -1, 0).unwrap();
+        assert!(!changed);
+        m.write_bytes(a + 10, b"\x90\xc3").unwrap();
+        let mut buf = [0u8; 4];
+        assert_eq!(m.read(a, &mut buf), 0, "not executable yet");
+        assert!(!m.mprotect(a, GUEST_PAGE, u64::from(PROT_READ | PROT_EXEC)).unwrap());
+        assert_eq!(m.read(a + 10, &mut buf), 4);
+        assert_eq!(&buf[..2], b"\x90\xc3");
+        let mut big = vec![0u8; 2 * GUEST_PAGE as usize];
+        assert_eq!(m.read(a, &mut big), GUEST_PAGE as usize, "stops at the end of executable memory");
+        assert_eq!(m.write_bytes(a, b"x"), Err(Errno::EFAULT), "read-only now");
+        assert_eq!(m.mprotect(a, GUEST_PAGE, u64::from(PROT_READ)), Ok(true), "code lost exec");
+        assert_eq!(m.munmap(a, 3 * GUEST_PAGE), Ok(false));
+        assert!(regions(&m).is_empty());
+        assert_eq!(m.read_bytes(a, &mut buf), Err(Errno::EFAULT));
+        assert_eq!(m.mprotect(a, GUEST_PAGE, RW), Err(Errno::ENOMEM));
+    }
+
+    #[test]
+    fn fixed_maps_only_over_guest_or_free_memory() {
+        let mut m = GuestMemory::new();
+        let (a, _) = m.mmap(0, 4 * GUEST_PAGE, RW, MAP_PRIVATE_ANON, -1, 0).unwrap();
+        m.mprotect(a, GUEST_PAGE, u64::from(PROT_READ | PROT_EXEC)).unwrap();
+        let fixed = MAP_PRIVATE_ANON | u64::from(MAP_FIXED);
+        assert_eq!(m.mmap(a, GUEST_PAGE, RW, fixed, -1, 0), Ok((a, true)), "replaces guest code");
+        // Runtime memory: a Rust heap allocation the guest does not own.
+        let ours = vec![7u8; 1 << 20];
+        let page = round_up(ours.as_ptr() as u64, m.host_page).unwrap();
+        assert_eq!(m.mmap(page, m.host_page, RW, fixed, -1, 0), Err(Errno::ENOMEM));
+        assert_eq!(m.munmap(page, m.host_page), Ok(false), "not the guest's: left alone");
+        assert!(ours.iter().all(|b| *b == 7));
+        let noreplace = MAP_PRIVATE_ANON | u64::from(MAP_FIXED_NOREPLACE);
+        assert_eq!(m.mmap(a, GUEST_PAGE, RW, noreplace, -1, 0), Err(Errno::EEXIST));
+        m.munmap(a, 4 * GUEST_PAGE).unwrap();
+    }
+
+    #[test]
+    fn brk_grows_and_shrinks_with_zeroed_pages() {
+        let mut m = GuestMemory::new();
+        let base = m.map_image(None, 3 * GUEST_PAGE, 1 << 21).unwrap();
+        assert_eq!(base % (1 << 21), 0);
+        let start = m.brk_start();
+        assert_eq!(start, base + m.host_up(3 * GUEST_PAGE).unwrap());
+        assert_eq!(m.brk(0), start);
+        assert_eq!(m.brk(start + 0x1800), start + 0x1800);
+        m.write_bytes(start + 0x1000, b"heap").unwrap();
+        assert_eq!(m.brk(start + 0x10), start + 0x10);
+        assert_eq!(m.write_bytes(start + 0x1000, b"x"), Err(Errno::EFAULT));
+        assert_eq!(m.brk(start + 0x2000), start + 0x2000);
+        let mut buf = [1u8; 4];
+        m.read_bytes(start + 0x1000, &mut buf).unwrap();
+        assert_eq!(buf, [0; 4]);
+        assert_eq!(m.brk(start + BRK_RESERVE + 1), start + 0x2000, "past the reservation");
+        assert_eq!(m.brk(start - 1), start + 0x2000);
+    }
+
+    #[test]
+    fn read_cstr_stops_at_nul_and_faults() {
+        let mut m = GuestMemory::new();
+        let (a, _) = m.mmap(0, GUEST_PAGE, RW, MAP_PRIVATE_ANON, -1, 0).unwrap();
+        m.write_bytes(a, b"hello\0").unwrap();
+        assert_eq!(m.read_cstr(a, 100).unwrap(), b"hello");
+        assert_eq!(m.read_cstr(a, 3), Err(Errno(libc::ENAMETOOLONG)));
+        m.write_bytes(a + GUEST_PAGE - 2, b"ab").unwrap();
+        assert_eq!(m.read_cstr(a + GUEST_PAGE - 2, 100), Err(Errno::EFAULT), "runs off the mapping");
+        assert_eq!(m.read_cstr(0, 100), Err(Errno::EFAULT));
+    }
+
+    #[test]
+    fn machine_loads_and_stores_unaligned() {
+        let mut m = GuestMemory::new();
+        let (a, _) = m.mmap(0, GUEST_PAGE, RW, MAP_PRIVATE_ANON, -1, 0).unwrap();
+        m.store(a + 1, Type::I64, 0x1122_3344_5566_7788);
+        assert_eq!(m.load(a + 1, Type::I64), 0x1122_3344_5566_7788);
+        assert_eq!(m.load(a + 1, Type::I8), 0x88);
+        assert_eq!(m.load(a + 1, Type::I16), 0x7788);
+        m.store(a + 3, Type::V128, u128::MAX);
+        assert_eq!(m.load(a + 3, Type::I128), u128::MAX);
+        assert_eq!(m.load(a + 1, Type::I32), 0xffff_7788);
+        let mut s = GuestState::default();
+        m.helper(Helper::Cpuid, &mut s);
+        assert_eq!(s.gpr[0], 0xd);
+    }
+
+    #[test]
+    fn stack_has_guard_page() {
+        let mut m = GuestMemory::new();
+        let top = m.map_stack(64 << 10).unwrap();
+        m.write_bytes(top - 8, &[1; 8]).unwrap();
+        let bottom = top - (64 << 10);
+        m.write_bytes(bottom, &[1]).unwrap();
+        assert_eq!(m.write_bytes(bottom - 1, &[1]), Err(Errno::EFAULT));
+    }
+}

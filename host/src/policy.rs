@@ -1,0 +1,803 @@
+//! Policies: which passes run in which order with which options, plus the
+//! memory model, CPUID level, backend and verify settings.
+//!
+//! This module owns the [`Policy`] struct, reading it from RON
+//! ([`load`], [`parse`], [`builtin_default`]), the errors a policy file can
+//! have ([`PolicyError`], each one line naming `file:line:column`), and
+//! checking a policy against the registry of known passes
+//! ([`Policy::validate`]). A later Lua front end fills the same struct.
+//!
+//! The RON syntax (see `policies/*.ron`):
+//!
+//! ```ron
+//! // The default policy: JIT, plain memory.
+//! (
+//!     backend: Jit,            // Jit | Interp
+//!     memory_model: Plain,     // Plain | Ordered | Auto
+//!     tso_vector: false,       // order SSE loads/stores too under Ordered
+//!     cpu_level: V1,           // x86-64 baseline
+//!     afp: false,              // reserved for FEAT_AFP
+//!     verify: (first: 4, every: 64, on_mismatch: Exit),   // optional
+//!     passes: [
+//!         (name: "decode", options: { "max_insns": 64 }),
+//!     ],
+//! )
+//! ```
+//!
+//! Every field but `passes` may be left out and takes the value shown in
+//! the comments of `policies/default.ron`. `verify` takes the settings
+//! directly (`Some(...)` and `None` are accepted too).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use aarchx_pass::{MemoryModel, OptionError, OptionValue, Options, Pass, PassInfo, Stage, TranslationConfig};
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+/// The text of `policies/default.ron`, built in so `aarchx ./prog` works
+/// from any directory.
+const DEFAULT_POLICY: &str = include_str!("../../policies/default.ron");
+
+/// A translation policy.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    /// The pass pipeline, in order; the first must be a decode-stage pass.
+    pub passes: Vec<PassEntry>,
+    /// The guest memory model translated code honours.
+    #[serde(default)]
+    pub memory_model: MemoryModelSetting,
+    /// Under the ordered model, order SSE loads and stores too.
+    #[serde(default)]
+    pub tso_vector: bool,
+    /// The x86-64 feature level CPUID reports and the lifter accepts.
+    #[serde(default)]
+    pub cpu_level: CpuLevel,
+    /// What executes translated blocks.
+    #[serde(default)]
+    pub backend: Backend,
+    /// Use FEAT_AFP where the host has it (reserved: not used yet).
+    #[serde(default)]
+    pub afp: bool,
+    /// Verify mode: check translated blocks against the IR interpreter.
+    #[serde(default)]
+    pub verify: Option<VerifySettings>,
+    /// Where the policy came from (a file name, `<built-in default>`), for
+    /// error messages.
+    #[serde(skip)]
+    pub origin: String,
+}
+
+/// The memory model a policy asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum MemoryModelSetting {
+    /// Plain loads and stores: right for single-threaded guests.
+    #[default]
+    Plain,
+    /// x86-TSO: loads acquire, stores release.
+    Ordered,
+    /// Plain until the first thread or shared mapping, then ordered. Threads
+    /// are not supported yet, so for now `Auto` behaves exactly as `Plain`.
+    Auto,
+}
+
+impl MemoryModelSetting {
+    /// The model translated code is generated for right now.
+    pub fn effective(self) -> MemoryModel {
+        match self {
+            MemoryModelSetting::Plain | MemoryModelSetting::Auto => MemoryModel::Plain,
+            MemoryModelSetting::Ordered => MemoryModel::Ordered,
+        }
+    }
+}
+
+/// The x86-64 microarchitecture level presented to the guest.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+pub enum CpuLevel {
+    /// x86-64 baseline: SSE2, no SSE3 and later.
+    #[default]
+    V1,
+}
+
+/// What executes translated blocks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum Backend {
+    /// The arm64 code generator (falls back to the interpreter where it
+    /// cannot lower something).
+    #[default]
+    Jit,
+    /// The portable IR interpreter: the reference, runs on any host.
+    Interp,
+}
+
+/// Verify mode: a translated block's first `first` executions and then
+/// every `every`th are re-run on the IR interpreter and compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifySettings {
+    /// Check each block's first N executions.
+    #[serde(default = "VerifySettings::default_first")]
+    pub first: u32,
+    /// After those, check every Nth execution.
+    #[serde(default = "VerifySettings::default_every")]
+    pub every: u32,
+    /// What a mismatch does.
+    #[serde(default)]
+    pub on_mismatch: OnMismatch,
+}
+
+impl VerifySettings {
+    fn default_first() -> u32 {
+        4
+    }
+    fn default_every() -> u32 {
+        64
+    }
+}
+
+impl Default for VerifySettings {
+    fn default() -> Self {
+        VerifySettings { first: Self::default_first(), every: Self::default_every(), on_mismatch: OnMismatch::Exit }
+    }
+}
+
+/// What verify mode does on a mismatch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum OnMismatch {
+    /// Report the mismatch and exit.
+    #[default]
+    Exit,
+    /// Count mismatches, report them at exit, continue with the
+    /// interpreter's result.
+    Count,
+}
+
+/// One pass of the pipeline as the policy names it.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PassEntry {
+    /// The pass's registered name.
+    pub name: String,
+    /// The options given; the pass's other options take their defaults.
+    #[serde(default, deserialize_with = "deserialize_options")]
+    pub options: BTreeMap<String, OptionValue>,
+    /// Where the entry and its options are in the source text, when known.
+    #[serde(skip)]
+    pub source: EntrySource,
+}
+
+/// Positions of a pass entry in the policy text, for error messages.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EntrySource {
+    /// The entry's `name` (or its opening parenthesis).
+    pub at: Option<Location>,
+    /// Each option's key.
+    pub options: BTreeMap<String, Location>,
+}
+
+/// A line and column in a policy's text, both counted from 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Location {
+    fn new(line: usize, column: usize) -> Location {
+        let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Location { line: clamp(line), column: clamp(column) }
+    }
+}
+
+/// Where an error is: the policy's origin and, when known, a position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Place {
+    pub origin: String,
+    pub at: Option<Location>,
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.at {
+            Some(l) => write!(f, "{}:{}:{}", self.origin, l.line, l.column),
+            None => f.write_str(&self.origin),
+        }
+    }
+}
+
+/// A policy that cannot be read or does not fit the registry. Every
+/// variant prints as one line starting with `file:line:column` (or `file`).
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("{path}: cannot read policy: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// RON syntax, unknown fields and variants, wrong value types.
+    #[error("{at}: {message}")]
+    Syntax { at: Place, message: String },
+    #[error("{at}: the policy lists no passes; the first must be a decode-stage pass such as `decode`")]
+    NoPasses { at: Place },
+    #[error("{at}: unknown pass `{name}`; known passes: {known}")]
+    UnknownPass { at: Place, name: String, known: String },
+    #[error("{at}: pass `{pass}`: {}{hint}", option_message(.error))]
+    PassOption { at: Place, pass: String, error: Box<OptionError>, hint: String },
+    #[error("{at}: the first pass must be a decode-stage pass, but `{pass}` is a {stage}-stage pass")]
+    FirstNotDecode { at: Place, pass: String, stage: &'static str },
+    #[error(
+        "{at}: pass `{pass}` ({stage} stage) cannot come after `{prev}` ({prev_stage} stage); \
+         stages run in the order decode, region, transform, lowering"
+    )]
+    StageOrder { at: Place, pass: String, stage: &'static str, prev: String, prev_stage: &'static str },
+}
+
+/// A pass of a validated pipeline, ready to instantiate.
+#[derive(Clone)]
+pub struct ValidatedPass<'r> {
+    pub info: &'r PassInfo,
+    /// Every option the pass declares, defaults filled in.
+    pub options: Options,
+}
+
+impl ValidatedPass<'_> {
+    /// Creates the pass.
+    pub fn instantiate(&self) -> Box<dyn Pass> {
+        (self.info.create)(&self.options)
+    }
+}
+
+impl fmt::Debug for ValidatedPass<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ValidatedPass").field("pass", &self.info.name).field("options", &self.options).finish()
+    }
+}
+
+/// Reads and parses the policy file at `path`.
+pub fn load(path: &Path) -> Result<Policy, PolicyError> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read { path: origin.clone(), source })?;
+    parse(&text, &origin)
+}
+
+/// The built-in default policy (`policies/default.ron`).
+pub fn builtin_default() -> Policy {
+    parse(DEFAULT_POLICY, "<built-in default policy>").expect("policies/default.ron parses")
+}
+
+/// Parses policy text; `origin` names it in error messages (usually the
+/// file name).
+pub fn parse(text: &str, origin: &str) -> Result<Policy, PolicyError> {
+    let tokens = tokenize(text);
+    let options = ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+    let mut policy: Policy = options.from_str(text).map_err(|e| syntax_error(text, origin, &tokens, e))?;
+    policy.origin = origin.to_string();
+    for (entry, source) in policy.passes.iter_mut().zip(locate_entries(text, &tokens)) {
+        entry.source = source;
+    }
+    Ok(policy)
+}
+
+impl Policy {
+    /// The settings every pass may read.
+    pub fn translation_config(&self) -> TranslationConfig {
+        TranslationConfig { memory_model: self.memory_model.effective(), tso_vector: self.tso_vector }
+    }
+
+    /// Checks the pass list against `registry`: every pass known, its
+    /// options valid, the first pass a decode pass, stages in order.
+    /// Returns the pipeline in order, ready to instantiate.
+    pub fn validate<'r>(&self, registry: &[&'r PassInfo]) -> Result<Vec<ValidatedPass<'r>>, PolicyError> {
+        let place = |at: Option<Location>| Place { origin: self.origin.clone(), at };
+        if self.passes.is_empty() {
+            return Err(PolicyError::NoPasses { at: place(None) });
+        }
+        let mut out: Vec<ValidatedPass<'r>> = Vec::with_capacity(self.passes.len());
+        for entry in &self.passes {
+            let info = registry.iter().copied().find(|p| p.name == entry.name).ok_or_else(|| {
+                let known = registry.iter().map(|p| format!("`{}`", p.name)).collect::<Vec<_>>().join(", ");
+                PolicyError::UnknownPass { at: place(entry.source.at), name: entry.name.clone(), known }
+            })?;
+            let options = Options::validate(info.options, &entry.options).map_err(|error| {
+                let (name, hint) = match &error {
+                    OptionError::Unknown(name) => {
+                        let hint = if info.options.is_empty() {
+                            format!("; `{}` takes no options", info.name)
+                        } else {
+                            let names = info.options.iter().map(|o| format!("`{}`", o.name)).collect::<Vec<_>>();
+                            format!("; `{}` takes {}", info.name, names.join(", "))
+                        };
+                        (name, hint)
+                    }
+                    OptionError::Kind { name, .. } => (name, String::new()),
+                };
+                let at = entry.source.options.get(name).copied().or(entry.source.at);
+                PolicyError::PassOption { at: place(at), pass: entry.name.clone(), error: Box::new(error.clone()), hint }
+            })?;
+            match out.last() {
+                None if info.stage != Stage::Decode => {
+                    return Err(PolicyError::FirstNotDecode {
+                        at: place(entry.source.at),
+                        pass: entry.name.clone(),
+                        stage: info.stage.name(),
+                    });
+                }
+                Some(prev) if info.stage < prev.info.stage => {
+                    return Err(PolicyError::StageOrder {
+                        at: place(entry.source.at),
+                        pass: entry.name.clone(),
+                        stage: info.stage.name(),
+                        prev: prev.info.name.to_string(),
+                        prev_stage: prev.info.stage.name(),
+                    });
+                }
+                _ => {}
+            }
+            out.push(ValidatedPass { info, options });
+        }
+        Ok(out)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Option values
+
+/// Deserializes a pass's option map: string keys, bool/integer/string values.
+fn deserialize_options<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, OptionValue>, D::Error> {
+    struct Value(OptionValue);
+    struct ValueVisitor;
+
+    impl<'de> Visitor<'de> for ValueVisitor {
+        type Value = Value;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a bool, an integer or a string")
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+            Ok(Value(OptionValue::Bool(v)))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+            Ok(Value(OptionValue::Int(v)))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+            i64::try_from(v)
+                .map(|v| Value(OptionValue::Int(v)))
+                .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(v), &"an integer that fits in 64 signed bits"))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+            Ok(Value(OptionValue::Str(v.to_string())))
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Value {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+            d.deserialize_any(ValueVisitor)
+        }
+    }
+
+    let map = BTreeMap::<String, Value>::deserialize(d)?;
+    Ok(map.into_iter().map(|(k, v)| (k, v.0)).collect())
+}
+
+// ---------------------------------------------------------------------------
+// Error messages
+
+/// Turns ron's error into a one-line [`PolicyError::Syntax`], pointing at
+/// the start of the offending name where ron's cursor is past it.
+fn syntax_error(text: &str, origin: &str, tokens: &[Token<'_>], e: ron::error::SpannedError) -> PolicyError {
+    use ron::error::Error as E;
+    let mut at = (e.position.line > 0).then_some(Location::new(e.position.line, e.position.col));
+    let cursor = at.and_then(|l| offset_of(text, l));
+    let one_of = |alts: &[&str]| {
+        if alts.is_empty() {
+            String::from("there are none")
+        } else {
+            format!("expected one of {}", alts.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "))
+        }
+    };
+    // The last identifier token named `name` that starts before the cursor.
+    let find_ident = |name: &str| -> Option<usize> {
+        let cursor = cursor?;
+        tokens.iter().rposition(|t| t.kind == Tok::Ident(name) && t.offset < cursor)
+    };
+    let message = match &e.code {
+        E::NoSuchStructField { expected, found, outer } => {
+            if let Some(i) = find_ident(found) {
+                at = Some(location_of(text, tokens[i].offset));
+            }
+            format!("unknown field `{found}`{}, {}", in_struct(outer.as_deref()), one_of(expected))
+        }
+        E::NoSuchEnumVariant { expected, found, .. } => {
+            let mut field = String::new();
+            if let Some(i) = find_ident(found) {
+                at = Some(location_of(text, tokens[i].offset));
+                if i >= 2 && tokens[i - 1].kind == Tok::Punct(':') {
+                    if let Tok::Ident(f) = tokens[i - 2].kind {
+                        field = format!(" for `{f}`");
+                    }
+                }
+            }
+            format!("unknown value `{found}`{field}, {}", one_of(expected))
+        }
+        E::MissingStructField { field, outer } => {
+            format!("missing field `{field}`{}", in_struct(outer.as_deref()))
+        }
+        E::DuplicateStructField { field, outer } => {
+            format!("field `{field}` given twice{}", in_struct(outer.as_deref()))
+        }
+        E::InvalidValueForType { expected, found } => format!("expected {expected}, found {found}"),
+        other => {
+            // ron's messages start with a capital and do not say what they
+            // found: lower-case them and name the word at the cursor.
+            let msg = other.to_string();
+            let mut chars = msg.chars();
+            let mut msg = chars.next().map_or(String::new(), |c| c.to_lowercase().chain(chars).collect());
+            let word = cursor.map_or("", |c| word_at(text, c));
+            if !word.is_empty() && !matches!(other, E::TrailingCharacters) {
+                msg.push_str(&format!(", found `{word}`"));
+            }
+            msg
+        }
+    };
+    PolicyError::Syntax { at: Place { origin: origin.to_string(), at }, message }
+}
+
+/// The identifier or number starting at `offset`, if any.
+fn word_at(text: &str, offset: usize) -> &str {
+    let rest = &text[offset..];
+    let len = rest.find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | '+'))).unwrap_or(rest.len());
+    &rest[..len]
+}
+
+/// An option error in words (with the right article).
+fn option_message(e: &OptionError) -> String {
+    let article = |kind: &str| if kind.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    match e {
+        OptionError::Unknown(name) => format!("unknown option `{name}`"),
+        OptionError::Kind { name, want, got } => {
+            format!("option `{name}` takes {} {want}, not {} {got}", article(want), article(got))
+        }
+    }
+}
+
+/// " in the pass entry" etc. for ron's struct names.
+fn in_struct(outer: Option<&str>) -> String {
+    match outer {
+        Some("Policy") | None => String::new(),
+        Some("PassEntry") => String::from(" in a pass entry"),
+        Some("VerifySettings") => String::from(" in `verify`"),
+        Some(other) => format!(" in `{other}`"),
+    }
+}
+
+/// Byte offset of a ron position (line and byte column, from 1).
+fn offset_of(text: &str, l: Location) -> Option<usize> {
+    let mut start = 0;
+    for _ in 1..l.line {
+        start += text[start..].find('\n')? + 1;
+    }
+    Some((start + (l.column as usize).saturating_sub(1)).min(text.len()))
+}
+
+/// Line and column (from 1, column in characters) of a byte offset.
+fn location_of(text: &str, offset: usize) -> Location {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Location::new(line, before[line_start..].chars().count() + 1)
+}
+
+// ---------------------------------------------------------------------------
+// Finding pass entries in the text
+
+/// A token of RON text, enough to find fields, strings and nesting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tok<'a> {
+    Ident(&'a str),
+    /// A string literal's raw contents (escapes left as written).
+    Str(&'a str),
+    Punct(char),
+    /// Numbers and anything else.
+    Other,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Token<'a> {
+    kind: Tok<'a>,
+    offset: usize,
+}
+
+/// Splits RON text into tokens, skipping whitespace and comments. Never
+/// fails: it only serves error positions, ron does the real parsing.
+fn tokenize(text: &str) -> Vec<Token<'_>> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let start = i;
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if b[i..].starts_with(b"//") {
+            i += b[i..].iter().position(|&c| c == b'\n').unwrap_or(b.len() - i);
+        } else if b[i..].starts_with(b"/*") {
+            i += 2 + text[i + 2..].find("*/").map_or(b.len() - i - 2, |e| e + 2);
+        } else if c == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            let end = i.min(b.len());
+            out.push(Token { kind: Tok::Str(&text[start + 1..end]), offset: start });
+            i = end + 1;
+        } else if c == b'r' && matches!(b.get(i + 1), Some(b'"' | b'#')) {
+            let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+            let open = i + 1 + hashes;
+            if b.get(open) == Some(&b'"') {
+                let close = format!("\"{}", "#".repeat(hashes));
+                let end = text[open + 1..].find(&close).map_or(b.len(), |e| open + 1 + e);
+                out.push(Token { kind: Tok::Str(&text[open + 1..end]), offset: start });
+                i = (end + close.len()).min(b.len());
+            } else {
+                out.push(Token { kind: Tok::Ident("r"), offset: start });
+                i += 1;
+            }
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push(Token { kind: Tok::Ident(&text[start..i]), offset: start });
+        } else if b"()[]{}:,".contains(&c) {
+            out.push(Token { kind: Tok::Punct(c as char), offset: start });
+            i += 1;
+        } else {
+            // Numbers, signs, and any other character (stepping over a
+            // whole UTF-8 sequence).
+            i += text[i..].chars().next().map_or(1, char::len_utf8);
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
+                i += 1;
+            }
+            out.push(Token { kind: Tok::Other, offset: start });
+        }
+    }
+    out
+}
+
+/// Finds each entry of the top-level `passes: [...]` list: where its name
+/// is and where each option key is. Entries come back in list order.
+fn locate_entries(text: &str, tokens: &[Token<'_>]) -> Vec<EntrySource> {
+    let loc = |t: &Token<'_>| location_of(text, t.offset);
+    let is_field = |i: usize, name: &str| {
+        tokens.get(i).map(|t| t.kind) == Some(Tok::Ident(name))
+            && tokens.get(i + 1).map(|t| t.kind) == Some(Tok::Punct(':'))
+    };
+    // Depth of nesting before each token.
+    let mut depth = 0usize;
+    let mut depths = Vec::with_capacity(tokens.len());
+    for t in tokens {
+        if matches!(t.kind, Tok::Punct(')' | ']' | '}')) {
+            depth = depth.saturating_sub(1);
+        }
+        depths.push(depth);
+        if matches!(t.kind, Tok::Punct('(' | '[' | '{')) {
+            depth += 1;
+        }
+    }
+    // `passes` `:` `[` directly inside the top-level struct.
+    let Some(list) = (0..tokens.len())
+        .find(|&i| depths[i] == 1 && is_field(i, "passes") && tokens.get(i + 2).map(|t| t.kind) == Some(Tok::Punct('[')))
+    else {
+        return Vec::new();
+    };
+    let list_depth = 2; // tokens inside `[ ... ]`
+    let mut entries = Vec::new();
+    let mut i = list + 3;
+    while i < tokens.len() && depths[i] >= list_depth {
+        let t = &tokens[i];
+        if depths[i] == list_depth && t.kind == Tok::Punct('(') {
+            entries.push(EntrySource { at: Some(loc(t)), options: BTreeMap::new() });
+        } else if let Some(entry) = entries.last_mut() {
+            if depths[i] == list_depth + 1 && is_field(i, "name") {
+                if let Some(v) = tokens.get(i + 2) {
+                    entry.at = Some(loc(v));
+                }
+            } else if let Tok::Str(key) = t.kind {
+                // A key of the options map (the only map in an entry).
+                if depths[i] == list_depth + 2 && tokens.get(i + 1).map(|t| t.kind) == Some(Tok::Punct(':')) {
+                    entry.options.entry(key.to_string()).or_insert(loc(t));
+                }
+            }
+        }
+        i += 1;
+    }
+    entries
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aarchx_pass::{OptionSpec, PassContext, PassError};
+    use aarchx_pass::ir::Region;
+
+    struct Nop;
+    impl Pass for Nop {
+        fn run(&mut self, _: &PassContext<'_>, _: &mut Region) -> Result<(), PassError> {
+            Ok(())
+        }
+    }
+    fn create(_: &Options) -> Box<dyn Pass> {
+        Box::new(Nop)
+    }
+
+    static DECODE_OPTS: [OptionSpec; 2] = [
+        OptionSpec { name: "max_insns", default: || OptionValue::Int(64), doc: "instructions per block" },
+        OptionSpec { name: "stop_at_call", default: || OptionValue::Bool(true), doc: "end blocks at calls" },
+    ];
+    static DECODE: PassInfo =
+        PassInfo { name: "decode", stage: Stage::Decode, doc: "lifter", options: &DECODE_OPTS, create };
+    static SUPERBLOCK: PassInfo =
+        PassInfo { name: "superblock", stage: Stage::Region, doc: "superblocks", options: &[], create };
+    static CONSTFOLD: PassInfo =
+        PassInfo { name: "constfold", stage: Stage::Transform, doc: "folding", options: &[], create };
+    static TSO: PassInfo = PassInfo { name: "tso", stage: Stage::Lowering, doc: "memory order", options: &[], create };
+
+    fn registry() -> Vec<&'static PassInfo> {
+        vec![&DECODE, &SUPERBLOCK, &CONSTFOLD, &TSO]
+    }
+
+    fn err(text: &str) -> String {
+        parse(text, "t.ron").unwrap_err().to_string()
+    }
+
+    fn verr(text: &str) -> String {
+        parse(text, "t.ron").unwrap().validate(&registry()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn every_policy_file_parses_and_validates() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");
+        let mut n = 0;
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let path = f.unwrap().path();
+            if path.extension().and_then(|e| e.to_str()) != Some("ron") {
+                continue;
+            }
+            let policy = load(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(policy.passes[0].name, "decode", "{}", path.display());
+            policy.validate(&registry()).unwrap_or_else(|e| panic!("{e}"));
+            n += 1;
+        }
+        assert!(n >= 5, "found only {n} policies in {}", dir.display());
+    }
+
+    #[test]
+    fn builtin_default_and_named_files() {
+        let d = builtin_default();
+        assert_eq!(d.backend, Backend::Jit);
+        assert_eq!(d.memory_model, MemoryModelSetting::Plain);
+        assert_eq!(d.cpu_level, CpuLevel::V1);
+        assert_eq!(d.verify, None);
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");
+        let ordered = load(&dir.join("ordered.ron")).unwrap();
+        assert_eq!(ordered.translation_config().memory_model, MemoryModel::Ordered);
+        assert!(!ordered.tso_vector);
+        assert_eq!(load(&dir.join("interp.ron")).unwrap().backend, Backend::Interp);
+        let verify = load(&dir.join("verify.ron")).unwrap().verify.unwrap();
+        assert_eq!(verify, VerifySettings { first: 4, every: 64, on_mismatch: OnMismatch::Exit });
+    }
+
+    #[test]
+    fn defaults_and_values() {
+        let p = parse(
+            r#"(passes: [(name: "decode", options: { "max_insns": 8, "stop_at_call": false })], memory_model: Auto)"#,
+            "t.ron",
+        )
+        .unwrap();
+        assert_eq!(p.backend, Backend::Jit);
+        assert_eq!(p.memory_model.effective(), MemoryModel::Plain);
+        assert!(!p.afp && !p.tso_vector && p.verify.is_none());
+        assert_eq!(p.origin, "t.ron");
+        let v = p.validate(&registry()).unwrap();
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].options.int("max_insns"), 8);
+        assert!(!v[0].options.bool("stop_at_call"));
+        let _pass = v[0].instantiate();
+
+        let p = parse(r#"(passes: [(name: "decode")], verify: (every: 8, on_mismatch: Count))"#, "t").unwrap();
+        assert_eq!(p.verify, Some(VerifySettings { first: 4, every: 8, on_mismatch: OnMismatch::Count }));
+        let p = parse(r#"(passes: [(name: "decode")], verify: Some(()))"#, "t").unwrap();
+        assert_eq!(p.verify, Some(VerifySettings::default()));
+        let p = parse(r#"(passes: [(name: "decode")], verify: None)"#, "t").unwrap();
+        assert_eq!(p.verify, None);
+        let p = parse(r#"(passes: [(name: "decode", options: { "s": "x", "n": -3 })])"#, "t").unwrap();
+        assert_eq!(p.passes[0].options["s"], OptionValue::Str("x".into()));
+        assert_eq!(p.passes[0].options["n"], OptionValue::Int(-3));
+    }
+
+    #[test]
+    fn syntax_error_has_position() {
+        let e = err("(\n    passes: [\n        (name: \"decode\" options: {}),\n    ],\n)\n");
+        assert!(e.starts_with("t.ron:3:"), "{e}");
+        assert!(e.lines().count() == 1, "{e}");
+        let e = err("(passes: [], /* never closed");
+        assert!(e.starts_with("t.ron:1:"), "{e}");
+    }
+
+    #[test]
+    fn unknown_field() {
+        let e = err("// typo\n(\n    backend: Jit,\n    pases: [],\n)\n");
+        assert!(e.starts_with("t.ron:4:5: unknown field `pases`, expected one of `passes`"), "{e}");
+        let e = err("(passes: [(name: \"decode\", optons: {})])");
+        assert!(e.starts_with("t.ron:1:28: unknown field `optons` in a pass entry"), "{e}");
+        let e = err("(passes: [], verify: (firts: 1))");
+        assert!(e.contains("unknown field `firts` in `verify`"), "{e}");
+    }
+
+    #[test]
+    fn unknown_variant() {
+        let e = err("(\n  backend: Jitt,\n  passes: [],\n)");
+        assert_eq!(e, "t.ron:2:12: unknown value `Jitt` for `backend`, expected one of `Jit`, `Interp`");
+        let e = err("(passes: [], memory_model: TSO)");
+        assert!(e.contains("unknown value `TSO` for `memory_model`"), "{e}");
+    }
+
+    #[test]
+    fn missing_and_wrong_type() {
+        let e = err("(backend: Jit)");
+        assert!(e.contains("missing field `passes`"), "{e}");
+        let e = err("(passes: [(name: \"decode\", options: { \"x\": 1.5 })])");
+        assert!(e.contains("a bool, an integer or a string"), "{e}");
+        let e = err("(passes: [], afp: 1)");
+        assert!(e.starts_with("t.ron:1:"), "{e}");
+    }
+
+    #[test]
+    fn unknown_pass() {
+        let e = verr("(\n  passes: [\n    (name: \"decode\"),\n    (name: \"superblok\"),\n  ],\n)");
+        assert_eq!(
+            e,
+            "t.ron:4:12: unknown pass `superblok`; known passes: `decode`, `superblock`, `constfold`, `tso`"
+        );
+    }
+
+    #[test]
+    fn unknown_option() {
+        let e = verr("(passes: [\n  (name: \"decode\", options: {\n    \"max_insn\": 3 }),\n])");
+        assert_eq!(e, "t.ron:3:5: pass `decode`: unknown option `max_insn`; `decode` takes `max_insns`, `stop_at_call`");
+        let e = verr("(passes: [(name: \"decode\"), (name: \"tso\", options: { \"x\": true })])");
+        assert!(e.contains("pass `tso`: unknown option `x`; `tso` takes no options"), "{e}");
+    }
+
+    #[test]
+    fn option_of_wrong_kind() {
+        let e = verr("(passes: [\n  (options: { \"max_insns\": \"many\" }, name: \"decode\"),\n])");
+        assert_eq!(e, "t.ron:2:15: pass `decode`: option `max_insns` takes an integer, not a string");
+    }
+
+    #[test]
+    fn stage_order() {
+        let e = verr("(passes: [\n (name: \"decode\"),\n (name: \"tso\"),\n (name: \"constfold\"),\n])");
+        assert!(e.starts_with("t.ron:4:9: pass `constfold` (transform stage) cannot come after `tso` (lowering stage)"), "{e}");
+        let e = verr("(passes: [(name: \"superblock\"), (name: \"decode\")])");
+        assert!(e.starts_with("t.ron:1:18: the first pass must be a decode-stage pass, but `superblock`"), "{e}");
+        let e = verr("(passes: [])");
+        assert!(e.starts_with("t.ron: the policy lists no passes"), "{e}");
+        // Equal stages are fine.
+        parse("(passes: [(name: \"decode\"), (name: \"tso\"), (name: \"tso\")])", "t")
+            .unwrap()
+            .validate(&registry())
+            .unwrap();
+    }
+
+    #[test]
+    fn entries_located_despite_comments_and_strings() {
+        let text = "(\n // passes: [(name: \"x\")]\n passes: [ /* ( */\n  (name: \"a)\", options: {\"k\": r#\"(\"#}),\n  (name: \"b\"),\n ],\n)";
+        let p = parse(text, "t").unwrap();
+        assert_eq!(p.passes[0].source.at, Some(Location { line: 4, column: 10 }));
+        assert_eq!(p.passes[0].source.options["k"], Location { line: 4, column: 26 });
+        assert_eq!(p.passes[1].source.at, Some(Location { line: 5, column: 10 }));
+    }
+}

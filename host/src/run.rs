@@ -1,0 +1,117 @@
+//! The dispatcher: loads the guest, then loops — look up the region for the
+//! guest's rip in the translation cache (translating it on a miss), execute
+//! it, and handle how it exited (next region, system call, guest fault).
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::Path;
+use std::rc::Rc;
+
+use aarchx_ir::{ExitKind, GuestState, Region, TrapKind};
+
+use crate::interp::{self, RegionExit};
+use crate::loader::{self, LoadError};
+use crate::mem::GuestMemory;
+use crate::policy::{Backend, Policy, PolicyError};
+use crate::syscall::{self, Process, SyscallOutcome};
+use crate::translate::{Pipeline, TranslateError};
+
+/// Why aarchx itself could not run the guest to completion.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Policy(#[from] PolicyError),
+    #[error("{0}")]
+    Load(#[from] LoadError),
+    #[error("{0}")]
+    Translate(#[from] TranslateError),
+}
+
+impl RunError {
+    /// The documented exit status for this error (see `aarchx --help`).
+    pub fn exit_status(&self) -> u8 {
+        match self {
+            RunError::Policy(_) => 2,
+            RunError::Load(e) => e.exit_status(),
+            RunError::Translate(_) => 4,
+        }
+    }
+}
+
+/// Translated regions by guest entry address.
+#[derive(Default)]
+struct Cache {
+    regions: HashMap<u64, Rc<Region>>,
+}
+
+impl Cache {
+    fn get_or_translate(&mut self, rip: u64, pipeline: &mut Pipeline, mem: &GuestMemory) -> Result<Rc<Region>, TranslateError> {
+        if let Some(r) = self.regions.get(&rip) {
+            return Ok(r.clone());
+        }
+        let region = Rc::new(pipeline.translate(rip, mem)?);
+        tracing::trace!(entry = format_args!("{rip:#x}"), "translated region\n{}", aarchx_ir::print::print(&region));
+        self.regions.insert(rip, region.clone());
+        Ok(region)
+    }
+
+    /// Drops every region whose entry lies in `[start, start + len)`.
+    /// Regions are at most a few hundred bytes, so a region starting just
+    /// before `start` may overlap it too: those are dropped as well.
+    fn invalidate(&mut self, start: u64, len: u64) {
+        const MAX_REGION_BYTES: u64 = 1024 * 15;
+        let lo = start.saturating_sub(MAX_REGION_BYTES);
+        let hi = start.saturating_add(len);
+        self.regions.retain(|entry, _| !(lo..hi).contains(entry));
+    }
+}
+
+/// Runs `program` with `args` under `policy`; returns the guest's exit
+/// status. A guest killed by a signal kills this process with that signal
+/// and does not return.
+pub fn run(policy: &Policy, program: &Path, args: &[OsString]) -> Result<u8, RunError> {
+    let passes = policy.validate(aarchx_passes::BUILTIN)?;
+    let mut pipeline = Pipeline::new(&passes, policy.translation_config());
+    if policy.backend == Backend::Jit {
+        tracing::info!("the JIT is not available on this host; running the IR interpreter");
+    }
+    let mut argv: Vec<OsString> = vec![program.as_os_str().to_owned()];
+    argv.extend(args.iter().cloned());
+    let envp: Vec<OsString> = std::env::vars_os()
+        .map(|(mut kv, v)| {
+            kv.push("=");
+            kv.push(v);
+            kv
+        })
+        .collect();
+    let loaded = loader::load(program, &argv, &envp)?;
+    let mut state = loaded.initial_state();
+    let mut process = Process::new(loaded);
+    let mut cache = Cache::default();
+    loop {
+        let region = cache.get_or_translate(state.rip, &mut pipeline, &process.mem)?;
+        match interp::run_region(&region, &mut state, &mut process.mem) {
+            RegionExit::Jump { kind: ExitKind::Syscall } => match syscall::syscall(&mut process, &mut state) {
+                SyscallOutcome::Continue => {}
+                SyscallOutcome::Exit(status) => return Ok(status as u8),
+                SyscallOutcome::CodeChanged { start, len } => cache.invalidate(start, len),
+            },
+            RegionExit::Jump { .. } => {}
+            RegionExit::Trap { kind } => die_of(kind, &state),
+        }
+    }
+}
+
+/// Ends this process the way the guest's fault would end it natively.
+/// Signal delivery to guest handlers comes with the signals work; until
+/// then a guest fault takes the default action.
+fn die_of(kind: TrapKind, state: &GuestState) -> ! {
+    let sig = match kind {
+        TrapKind::Ill => libc::SIGILL,
+        TrapKind::DivZero => libc::SIGFPE,
+        TrapKind::Breakpoint => libc::SIGTRAP,
+        TrapKind::Privileged | TrapKind::FetchFault => libc::SIGSEGV,
+    };
+    tracing::debug!(rip = format_args!("{:#x}", state.rip), "guest fault {kind}: signal {sig}");
+    crate::signals::die_with(sig)
+}

@@ -1,0 +1,538 @@
+//! The x86-64 Linux system call layer: takes a guest `syscall` (number in
+//! rax, arguments in rdi, rsi, rdx, r10, r8, r9), performs it on the host
+//! and leaves the result in rax (a negative errno on failure), with rcx and
+//! r11 clobbered as the real instruction does.
+//!
+//! Host calls always go through `libc` by the host's own names (`SYS_*`),
+//! never by the guest's number, and guest structures whose layout differs
+//! on the host are converted explicitly, so the same code is right on
+//! x86-64 and arm64 hosts. Guest pointers are host pointers (identity map)
+//! and go to the host kernel as they are, so it checks them; where this
+//! layer reads or writes guest memory itself, it checks the guest owns it
+//! (EFAULT otherwise). Errno values are the same numbers on x86-64 and arm64
+//! Linux (both use `asm-generic/errno.h`), so host errnos pass through.
+//!
+//! Single-threaded guests only: no clone/fork/execve yet. Signals are
+//! recorded but not delivered to guest handlers (see `signal`). Unknown and
+//! unimplemented calls return -ENOSYS and are logged once each.
+
+use std::collections::BTreeSet;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+
+use aarchx_ir::GuestState;
+
+use crate::loader::LoadedProgram;
+use crate::mem::{Errno, GuestMemory};
+
+/// Makes a host system call with `u64` arguments, giving its result or the
+/// host errno.
+macro_rules! host {
+    ($nr:expr $(, $arg:expr)* $(,)?) => {{
+        // SAFETY: a host system call that does not map or unmap memory.
+        // Pointer arguments are guest pointers (guest memory is
+        // identity-mapped) or point at live locals; the kernel checks them
+        // and writes only where the call says.
+        let r = unsafe { libc::syscall($nr $(, { let arg: u64 = $arg; arg })*) };
+        if r < 0 {
+            Err($crate::mem::Errno::last())
+        } else {
+            Ok(r as u64)
+        }
+    }};
+}
+
+mod fs;
+pub mod numbers;
+mod signal;
+
+use fs::AT_FDCWD;
+use numbers::Sysno;
+use signal::Signals;
+
+const RAX: usize = 0;
+const RCX: usize = 1;
+const RDX: usize = 2;
+const RSI: usize = 6;
+const RDI: usize = 7;
+const R8: usize = 8;
+const R9: usize = 9;
+const R10: usize = 10;
+const R11: usize = 11;
+
+const ARCH_SET_GS: u64 = 0x1001;
+const ARCH_SET_FS: u64 = 0x1002;
+const ARCH_GET_FS: u64 = 0x1003;
+const ARCH_GET_GS: u64 = 0x1004;
+
+/// x86-64 `O_WRONLY | O_CREAT | O_TRUNC`, for creat.
+const CREAT_FLAGS: u64 = 0o1 | 0o100 | 0o1000;
+/// futex operations passed to the host (WAIT, WAKE, WAIT_BITSET,
+/// WAKE_BITSET; with or without FUTEX_PRIVATE_FLAG and
+/// FUTEX_CLOCK_REALTIME).
+const FUTEX_PASSTHROUGH: [u64; 4] = [0, 1, 9, 10];
+
+/// What the dispatcher does after a system call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyscallOutcome {
+    /// Go on at `state.rip`.
+    Continue,
+    /// The guest exited (exit or exit_group) with this status.
+    Exit(i32),
+    /// Go on, but guest code in `[start, start + len)` may have changed
+    /// (unmapped, remapped, replaced or made non-executable): translations
+    /// of it must be dropped.
+    CodeChanged { start: u64, len: u64 },
+}
+
+/// The guest process as the system calls see it.
+#[derive(Debug)]
+pub struct Process {
+    /// Guest memory: the executors' [`crate::machine::Machine`] and the
+    /// translator's [`aarchx_pass::GuestCode`].
+    pub mem: GuestMemory,
+    /// The guest executable's absolute path, for /proc/self/exe.
+    exe: CString,
+    signals: Signals,
+    /// System call numbers already reported as unimplemented.
+    reported: BTreeSet<u64>,
+}
+
+impl Process {
+    pub fn new(program: LoadedProgram) -> Process {
+        let exe = CString::new(program.exe.as_os_str().as_bytes()).unwrap_or_default();
+        Process { mem: program.memory, exe, signals: Signals::default(), reported: BTreeSet::new() }
+    }
+
+    fn unimplemented(&mut self, nr: u64, name: Option<&'static str>) -> Result<u64, Errno> {
+        if self.reported.insert(nr) {
+            tracing::debug!(nr, name = name.unwrap_or("unknown"), "unimplemented system call: returning -ENOSYS");
+        }
+        Err(Errno(libc::ENOSYS))
+    }
+}
+
+/// Performs the system call the guest asked for with `syscall`. `state.rip`
+/// must already point after the instruction.
+pub fn syscall(proc: &mut Process, state: &mut GuestState) -> SyscallOutcome {
+    let nr = state.gpr[RAX];
+    let args = [state.gpr[RDI], state.gpr[RSI], state.gpr[RDX], state.gpr[R10], state.gpr[R8], state.gpr[R9]];
+    let mut outcome = SyscallOutcome::Continue;
+    let sysno = Sysno::from_nr(nr);
+    let result = match sysno {
+        Some(sysno) => proc.dispatch(sysno, args, state, &mut outcome),
+        None => proc.unimplemented(nr, None),
+    };
+    tracing::trace!(nr, name = sysno.map_or("unknown", Sysno::name), ?args, ?result, "syscall");
+    state.gpr[RAX] = match result {
+        Ok(v) => v,
+        Err(Errno(e)) => (-i64::from(e)) as u64,
+    };
+    state.gpr[RCX] = state.rip;
+    state.gpr[R11] = state.rflags();
+    outcome
+}
+
+/// The host's real and effective user and group ids.
+pub struct HostIds {
+    pub uid: u32,
+    pub euid: u32,
+    pub gid: u32,
+    pub egid: u32,
+}
+
+pub fn host_ids() -> HostIds {
+    // SAFETY: these calls have no preconditions and cannot fail.
+    unsafe { HostIds { uid: libc::getuid(), euid: libc::geteuid(), gid: libc::getgid(), egid: libc::getegid() } }
+}
+
+/// 16 random bytes from the host (for AT_RANDOM).
+pub fn random_bytes() -> [u8; 16] {
+    let mut buf = [0u8; 16];
+    let got = host!(libc::SYS_getrandom, buf.as_mut_ptr() as u64, 16u64, 0u64);
+    if got != Ok(16) {
+        if let Ok(bytes) = urandom() {
+            buf = bytes;
+        }
+    }
+    buf
+}
+
+fn urandom() -> std::io::Result<[u8; 16]> {
+    use std::io::Read;
+    let mut buf = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
+    Ok(buf)
+}
+
+/// Whether a guest pid names this process.
+fn is_self(pid: u64) -> bool {
+    pid as i32 == std::process::id() as i32
+}
+
+/// The host thread id of the (only) guest thread.
+fn this_thread() -> u64 {
+    host!(libc::SYS_gettid).unwrap_or(0)
+}
+
+fn code_changed(outcome: &mut SyscallOutcome, changed: bool, start: u64, len: u64) {
+    if changed {
+        *outcome = SyscallOutcome::CodeChanged { start, len };
+    }
+}
+
+impl Process {
+    fn dispatch(&mut self, sysno: Sysno, a: [u64; 6], state: &mut GuestState, outcome: &mut SyscallOutcome) -> Result<u64, Errno> {
+        use Sysno::*;
+        let [a0, a1, a2, a3, a4, a5] = a;
+        match sysno {
+            // Files and descriptors.
+            read => host!(libc::SYS_read, a0, a1, a2),
+            write => host!(libc::SYS_write, a0, a1, a2),
+            readv => host!(libc::SYS_readv, a0, a1, a2),
+            writev => host!(libc::SYS_writev, a0, a1, a2),
+            pread64 => host!(libc::SYS_pread64, a0, a1, a2, a3),
+            pwrite64 => host!(libc::SYS_pwrite64, a0, a1, a2, a3),
+            preadv => host!(libc::SYS_preadv, a0, a1, a2, a3, a4),
+            pwritev => host!(libc::SYS_pwritev, a0, a1, a2, a3, a4),
+            open => self.openat(AT_FDCWD, a0, a1, a2),
+            openat => self.openat(a0, a1, a2, a3),
+            creat => self.openat(AT_FDCWD, a0, CREAT_FLAGS, a1),
+            close => host!(libc::SYS_close, a0),
+            lseek => host!(libc::SYS_lseek, a0, a1, a2),
+            stat => self.fstatat(AT_FDCWD, a0, a1, 0),
+            lstat => self.fstatat(AT_FDCWD, a0, a1, 0x100),
+            fstat => self.fstat(a0, a1),
+            newfstatat => self.fstatat(a0, a1, a2, a3),
+            statx => host!(libc::SYS_statx, a0, a1, a2, a3, a4),
+            statfs => host!(libc::SYS_statfs, a0, a1),
+            fstatfs => host!(libc::SYS_fstatfs, a0, a1),
+            access => fs::access(a0, a1),
+            faccessat => host!(libc::SYS_faccessat, a0, a1, a2),
+            faccessat2 => host!(libc::SYS_faccessat2, a0, a1, a2, a3),
+            getdents64 => host!(libc::SYS_getdents64, a0, a1, a2),
+            dup => host!(libc::SYS_dup, a0),
+            dup2 => fs::dup2(a0, a1),
+            dup3 => host!(libc::SYS_dup3, a0, a1, a2),
+            fcntl => self.fcntl(a0, a1, a2),
+            pipe => fs::pipe2(a0, 0),
+            pipe2 => fs::pipe2(a0, a1),
+            ioctl => self.ioctl(a0, a1, a2),
+            poll => fs::poll(a0, a1, a2),
+            ppoll => host!(libc::SYS_ppoll, a0, a1, a2, a3, a4),
+            readlink => self.readlinkat(AT_FDCWD, a0, a1, a2),
+            readlinkat => self.readlinkat(a0, a1, a2, a3),
+            getcwd => host!(libc::SYS_getcwd, a0, a1),
+            chdir => host!(libc::SYS_chdir, a0),
+            fchdir => host!(libc::SYS_fchdir, a0),
+            mkdir => fs::mkdir(a0, a1),
+            mkdirat => host!(libc::SYS_mkdirat, a0, a1, a2),
+            rmdir => fs::rmdir(a0),
+            unlink => fs::unlink(a0),
+            unlinkat => host!(libc::SYS_unlinkat, a0, a1, a2),
+            rename => fs::renameat(AT_FDCWD, a0, AT_FDCWD, a1, 0),
+            renameat => fs::renameat(a0, a1, a2, a3, 0),
+            renameat2 => fs::renameat(a0, a1, a2, a3, a4),
+            link => fs::link(a0, a1),
+            linkat => host!(libc::SYS_linkat, a0, a1, a2, a3, a4),
+            symlink => fs::symlink(a0, a1),
+            symlinkat => host!(libc::SYS_symlinkat, a0, a1, a2),
+            chmod => fs::chmod(a0, a1),
+            fchmod => host!(libc::SYS_fchmod, a0, a1),
+            fchmodat => host!(libc::SYS_fchmodat, a0, a1, a2),
+            chown => fs::chown(a0, a1, a2, false),
+            lchown => fs::chown(a0, a1, a2, true),
+            fchown => host!(libc::SYS_fchown, a0, a1, a2),
+            fchownat => host!(libc::SYS_fchownat, a0, a1, a2, a3, a4),
+            mknod => fs::mknod(a0, a1, a2),
+            mknodat => host!(libc::SYS_mknodat, a0, a1, a2, a3),
+            umask => host!(libc::SYS_umask, a0),
+            truncate => host!(libc::SYS_truncate, a0, a1),
+            ftruncate => host!(libc::SYS_ftruncate, a0, a1),
+            fsync => host!(libc::SYS_fsync, a0),
+            fdatasync => host!(libc::SYS_fdatasync, a0),
+            flock => host!(libc::SYS_flock, a0, a1),
+
+            // Memory.
+            brk => Ok(self.mem.brk(a0)),
+            mmap => {
+                let (addr, changed) = self.mem.mmap(a0, a1, a2, a3, a4 as i32, a5)?;
+                code_changed(outcome, changed, addr, a1);
+                Ok(addr)
+            }
+            munmap => {
+                let changed = self.mem.munmap(a0, a1)?;
+                code_changed(outcome, changed, a0, a1);
+                Ok(0)
+            }
+            mprotect => {
+                let changed = self.mem.mprotect(a0, a1, a2)?;
+                code_changed(outcome, changed, a0, a1);
+                Ok(0)
+            }
+            mremap => {
+                let (addr, changed) = self.mem.mremap(a0, a1, a2, a3, a4)?;
+                code_changed(outcome, changed, a0, a1);
+                Ok(addr)
+            }
+            madvise => self.mem.madvise(a0, a1, a2),
+
+            // The process and its thread.
+            exit | exit_group => {
+                *outcome = SyscallOutcome::Exit(a0 as i32);
+                Ok(0)
+            }
+            arch_prctl => self.arch_prctl(state, a0, a1),
+            set_tid_address => host!(libc::SYS_gettid),
+            set_robust_list => Ok(0),
+            rseq => Err(Errno(libc::ENOSYS)),
+            futex if FUTEX_PASSTHROUGH.contains(&(a1 & 0x7f)) => host!(libc::SYS_futex, a0, a1, a2, a3, a4, a5),
+            getpid => host!(libc::SYS_getpid),
+            gettid => host!(libc::SYS_gettid),
+            getppid => host!(libc::SYS_getppid),
+            getuid => host!(libc::SYS_getuid),
+            geteuid => host!(libc::SYS_geteuid),
+            getgid => host!(libc::SYS_getgid),
+            getegid => host!(libc::SYS_getegid),
+            getresuid => host!(libc::SYS_getresuid, a0, a1, a2),
+            getresgid => host!(libc::SYS_getresgid, a0, a1, a2),
+            getgroups => host!(libc::SYS_getgroups, a0, a1),
+            getpgid => host!(libc::SYS_getpgid, a0),
+            getpgrp => host!(libc::SYS_getpgid, 0u64),
+            setpgid => host!(libc::SYS_setpgid, a0, a1),
+            getsid => host!(libc::SYS_getsid, a0),
+            setsid => host!(libc::SYS_setsid),
+            prlimit64 => host!(libc::SYS_prlimit64, a0, a1, a2, a3),
+            getrlimit => host!(libc::SYS_prlimit64, 0u64, a0, 0u64, a1),
+            setrlimit => host!(libc::SYS_prlimit64, 0u64, a0, a1, 0u64),
+            getrusage => host!(libc::SYS_getrusage, a0, a1),
+            times => host!(libc::SYS_times, a0),
+            sysinfo => host!(libc::SYS_sysinfo, a0),
+            uname => self.uname(a0),
+            sched_getaffinity => host!(libc::SYS_sched_getaffinity, a0, a1, a2),
+            sched_yield => host!(libc::SYS_sched_yield),
+            getrandom => host!(libc::SYS_getrandom, a0, a1, a2),
+
+            // Time.
+            clock_gettime => host!(libc::SYS_clock_gettime, a0, a1),
+            clock_getres => host!(libc::SYS_clock_getres, a0, a1),
+            gettimeofday => host!(libc::SYS_gettimeofday, a0, a1),
+            time => self.time(a0),
+            nanosleep => host!(libc::SYS_nanosleep, a0, a1),
+            clock_nanosleep => host!(libc::SYS_clock_nanosleep, a0, a1, a2, a3),
+
+            // Signals.
+            rt_sigaction => self.signals.sigaction(&mut self.mem, a0, a1, a2, a3),
+            rt_sigprocmask => self.signals.sigprocmask(&mut self.mem, a0, a1, a2, a3),
+            sigaltstack => self.signals.sigaltstack(&mut self.mem, a0, a1),
+            kill if is_self(a0) => self.signals.send_self(a1),
+            kill => host!(libc::SYS_kill, a0, a1),
+            tgkill if is_self(a0) && a1 == this_thread() => self.signals.send_self(a2),
+            tgkill => host!(libc::SYS_tgkill, a0, a1, a2),
+            tkill if a0 == this_thread() => self.signals.send_self(a1),
+            tkill => host!(libc::SYS_tkill, a0, a1),
+
+            _ => self.unimplemented(sysno as u64, Some(sysno.name())),
+        }
+    }
+
+    fn arch_prctl(&mut self, state: &mut GuestState, code: u64, addr: u64) -> Result<u64, Errno> {
+        match code {
+            ARCH_SET_FS => state.fs_base = addr,
+            ARCH_SET_GS => state.gs_base = addr,
+            ARCH_GET_FS => self.mem.write_bytes(addr, &state.fs_base.to_le_bytes())?,
+            ARCH_GET_GS => self.mem.write_bytes(addr, &state.gs_base.to_le_bytes())?,
+            _ => return Err(Errno::EINVAL),
+        }
+        Ok(0)
+    }
+
+    /// uname, with the machine an x86-64 one.
+    fn uname(&mut self, buf: u64) -> Result<u64, Errno> {
+        host!(libc::SYS_uname, buf)?;
+        let mut machine = [0u8; 65];
+        machine[..6].copy_from_slice(b"x86_64");
+        self.mem.write_bytes(buf + 4 * 65, &machine)?;
+        Ok(0)
+    }
+
+    /// time, which arm64 lacks.
+    fn time(&mut self, tloc: u64) -> Result<u64, Errno> {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        host!(libc::SYS_clock_gettime, libc::CLOCK_REALTIME as u64, &mut ts as *mut libc::timespec as u64)?;
+        let secs = ts.tv_sec as u64;
+        if tloc != 0 {
+            self.mem.write_bytes(tloc, &secs.to_le_bytes())?;
+        }
+        Ok(secs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    const RW: u64 = 3;
+
+    fn process() -> (Process, u64) {
+        let mut mem = GuestMemory::new();
+        let (scratch, _) = mem.mmap(0, 1 << 16, RW, (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64, -1, 0).unwrap();
+        let program = LoadedProgram { entry: 0, stack_pointer: 0, exe: PathBuf::from("/guest/prog"), memory: mem };
+        (Process::new(program), scratch)
+    }
+
+    fn call(p: &mut Process, nr: Sysno, args: &[u64]) -> (i64, SyscallOutcome) {
+        let mut s = GuestState { rip: 0x401234, ..GuestState::default() };
+        s.set_rflags(0x1);
+        s.gpr[RAX] = nr as u64;
+        for (reg, v) in [RDI, RSI, RDX, R10, R8, R9].iter().zip(args) {
+            s.gpr[*reg] = *v;
+        }
+        let outcome = syscall(p, &mut s);
+        assert_eq!(s.gpr[RCX], 0x401234, "rcx = return address");
+        assert_eq!(s.gpr[R11], 0x3, "r11 = rflags");
+        (s.gpr[RAX] as i64, outcome)
+    }
+
+    fn put(p: &mut Process, addr: u64, bytes: &[u8]) -> u64 {
+        p.mem.write_bytes(addr, bytes).unwrap();
+        addr
+    }
+
+    fn get(p: &Process, addr: u64, len: usize) -> Vec<u8> {
+        let mut v = vec![0u8; len];
+        p.mem.read_bytes(addr, &mut v).unwrap();
+        v
+    }
+
+    #[test]
+    fn unknown_calls_are_enosys() {
+        let (mut p, _) = process();
+        let mut s = GuestState::default();
+        s.gpr[RAX] = 1000;
+        assert_eq!(syscall(&mut p, &mut s), SyscallOutcome::Continue);
+        assert_eq!(s.gpr[RAX] as i64, -i64::from(libc::ENOSYS));
+        assert_eq!(call(&mut p, Sysno::execve, &[0, 0, 0]).0, -i64::from(libc::ENOSYS));
+        assert_eq!(call(&mut p, Sysno::rseq, &[]).0, -i64::from(libc::ENOSYS));
+    }
+
+    #[test]
+    fn exit_and_exit_group() {
+        let (mut p, _) = process();
+        assert_eq!(call(&mut p, Sysno::exit_group, &[3]).1, SyscallOutcome::Exit(3));
+        assert_eq!(call(&mut p, Sysno::exit, &[0x1ff]).1, SyscallOutcome::Exit(0x1ff));
+    }
+
+    #[test]
+    fn pipe_write_read() {
+        let (mut p, m) = process();
+        assert_eq!(call(&mut p, Sysno::pipe, &[m]).0, 0);
+        let fds = get(&p, m, 8);
+        let (r, w) = (u64::from(fds[0]), u64::from(fds[4]));
+        let msg = put(&mut p, m + 64, b"hello");
+        assert_eq!(call(&mut p, Sysno::write, &[w, msg, 5]).0, 5);
+        assert_eq!(call(&mut p, Sysno::read, &[r, m + 128, 16]).0, 5);
+        assert_eq!(get(&p, m + 128, 5), b"hello");
+        assert_eq!(call(&mut p, Sysno::write, &[w, 0, 5]).0, -i64::from(libc::EFAULT));
+        assert_eq!(call(&mut p, Sysno::dup2, &[w, w]).0, w as i64);
+        assert_eq!(call(&mut p, Sysno::close, &[r]).0, 0);
+        assert_eq!(call(&mut p, Sysno::close, &[w]).0, 0);
+        assert_eq!(call(&mut p, Sysno::close, &[w]).0, -i64::from(libc::EBADF));
+        assert_eq!(call(&mut p, Sysno::dup2, &[w, w]).0, -i64::from(libc::EBADF));
+    }
+
+    #[test]
+    fn open_stat_and_fcntl_flags() {
+        let (mut p, m) = process();
+        let path = put(&mut p, m, b"/\0");
+        let fd = call(&mut p, Sysno::open, &[path, 0o200000 | 0o2000000, 0]).0;
+        assert!(fd >= 0, "open / with x86-64 O_DIRECTORY: {fd}");
+        let flags = call(&mut p, Sysno::fcntl, &[fd as u64, 3, 0]).0 as u64;
+        assert_ne!(flags & 0o100000, 0, "F_GETFL reports x86-64 O_LARGEFILE");
+        assert_eq!(call(&mut p, Sysno::fstat, &[fd as u64, m + 256]).0, 0);
+        let mode = u32::from_le_bytes(get(&p, m + 256 + 24, 4).try_into().unwrap());
+        assert_eq!(mode & libc::S_IFMT, libc::S_IFDIR);
+        assert_eq!(call(&mut p, Sysno::stat, &[path, m + 512]).0, 0);
+        assert_eq!(get(&p, m + 256, 144), get(&p, m + 512, 144));
+        assert_eq!(call(&mut p, Sysno::fstat, &[fd as u64, 8]).0, -i64::from(libc::EFAULT));
+        assert_eq!(call(&mut p, Sysno::fcntl, &[fd as u64, 9999, 0]).0, -i64::from(libc::EINVAL));
+        assert_eq!(call(&mut p, Sysno::ioctl, &[fd as u64, 0x5401, m + 1024]).0, -i64::from(libc::ENOTTY));
+        assert_eq!(call(&mut p, Sysno::ioctl, &[fd as u64, 0x8912, m + 1024]).0, -i64::from(libc::ENOTTY));
+        call(&mut p, Sysno::close, &[fd as u64]);
+        let file = put(&mut p, m + 2048, b"/nonexistent/aarchx\0");
+        assert_eq!(call(&mut p, Sysno::open, &[file, 0, 0]).0, -i64::from(libc::ENOENT));
+        assert_eq!(call(&mut p, Sysno::access, &[path, 0]).0, 0);
+    }
+
+    #[test]
+    fn proc_self_exe_is_the_guest() {
+        let (mut p, m) = process();
+        let path = put(&mut p, m, b"/proc/self/exe\0");
+        assert_eq!(call(&mut p, Sysno::readlink, &[path, m + 64, 100]).0, 11);
+        assert_eq!(get(&p, m + 64, 11), b"/guest/prog");
+        assert_eq!(call(&mut p, Sysno::readlink, &[path, m + 64, 3]).0, 3);
+        assert_eq!(call(&mut p, Sysno::readlinkat, &[AT_FDCWD, path, m + 64, 0]).0, -i64::from(libc::EINVAL));
+    }
+
+    #[test]
+    fn uname_says_x86_64() {
+        let (mut p, m) = process();
+        assert_eq!(call(&mut p, Sysno::uname, &[m]).0, 0);
+        assert_eq!(get(&p, m, 5), b"Linux");
+        assert_eq!(get(&p, m + 260, 7), b"x86_64\0");
+    }
+
+    #[test]
+    fn arch_prctl_fs_and_gs() {
+        let (mut p, m) = process();
+        let mut s = GuestState::default();
+        s.gpr[RAX] = Sysno::arch_prctl as u64;
+        s.gpr[RDI] = ARCH_SET_FS;
+        s.gpr[RSI] = 0x1234_5000;
+        syscall(&mut p, &mut s);
+        assert_eq!((s.gpr[RAX], s.fs_base), (0, 0x1234_5000));
+        s.gpr[RAX] = Sysno::arch_prctl as u64;
+        s.gpr[RDI] = ARCH_GET_FS;
+        s.gpr[RSI] = m;
+        syscall(&mut p, &mut s);
+        assert_eq!(get(&p, m, 8), 0x1234_5000u64.to_le_bytes());
+        s.gpr[RAX] = Sysno::arch_prctl as u64;
+        s.gpr[RDI] = 0x3001;
+        syscall(&mut p, &mut s);
+        assert_eq!(s.gpr[RAX] as i64, -i64::from(libc::EINVAL));
+    }
+
+    #[test]
+    fn process_info_and_time() {
+        let (mut p, m) = process();
+        assert_eq!(call(&mut p, Sysno::getpid, &[]).0, i64::from(std::process::id()));
+        assert_eq!(call(&mut p, Sysno::set_tid_address, &[m]).0, call(&mut p, Sysno::gettid, &[]).0);
+        assert_eq!(call(&mut p, Sysno::set_robust_list, &[m, 24]).0, 0);
+        assert_eq!(call(&mut p, Sysno::prlimit64, &[0, 3, 0, m]).0, 0, "RLIMIT_STACK");
+        assert_eq!(call(&mut p, Sysno::getrandom, &[m, 16, 0]).0, 16);
+        let t = call(&mut p, Sysno::time, &[m + 64]).0;
+        assert!(t > 1_600_000_000);
+        assert_eq!(get(&p, m + 64, 8), (t as u64).to_le_bytes());
+        assert_eq!(call(&mut p, Sysno::clock_gettime, &[1, m]).0, 0);
+        assert_eq!(call(&mut p, Sysno::futex, &[m, 1 | 128, 1, 0, 0, 0]).0, 0, "FUTEX_WAKE_PRIVATE");
+        assert_eq!(call(&mut p, Sysno::kill, &[u64::from(std::process::id()), 0]).0, 0);
+        assert_eq!(call(&mut p, Sysno::sched_getaffinity, &[0, 128, m]).0 > 0, true);
+    }
+
+    #[test]
+    fn memory_calls_report_code_changes() {
+        let (mut p, _) = process();
+        let flags = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
+        let (addr, outcome) = call(&mut p, Sysno::mmap, &[0, 8192, 5, flags, u64::MAX, 0]);
+        assert!(addr > 0);
+        assert_eq!(outcome, SyscallOutcome::Continue);
+        let (r, outcome) = call(&mut p, Sysno::mprotect, &[addr as u64, 4096, 1]);
+        assert_eq!(r, 0);
+        assert_eq!(outcome, SyscallOutcome::CodeChanged { start: addr as u64, len: 4096 });
+        let (r, outcome) = call(&mut p, Sysno::munmap, &[addr as u64, 8192]);
+        assert_eq!(r, 0);
+        assert_eq!(outcome, SyscallOutcome::CodeChanged { start: addr as u64, len: 8192 });
+        assert_eq!(call(&mut p, Sysno::mmap, &[0, 0, 3, flags, u64::MAX, 0]).0, -i64::from(libc::EINVAL));
+    }
+}

@@ -1,0 +1,117 @@
+//! The command-line contract: bad input ends in one line on stderr naming
+//! the problem and a documented exit status, never a panic.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use common::{aarchx, run, Outcome};
+
+fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("aarchx-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    let mut f = std::fs::File::create(&path).expect("temp file");
+    f.write_all(bytes).expect("write temp file");
+    path
+}
+
+/// Asserts a single-line error containing every one of `needles`.
+fn assert_one_line_error(o: &Outcome, code: i32, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.code, Some(code), "exit status; stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "expected one line, got: {err}");
+    assert!(err.starts_with("aarchx: "), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "`{n}` missing from: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A 64-byte ELF header with the given class, machine and type.
+fn elf_header(class: u8, machine: u16, etype: u16) -> Vec<u8> {
+    let mut h = vec![0u8; 64];
+    h[..4].copy_from_slice(b"\x7fELF");
+    h[4] = class;
+    h[5] = 1; // little endian
+    h[6] = 1; // version
+    h[16..18].copy_from_slice(&etype.to_le_bytes());
+    h[18..20].copy_from_slice(&machine.to_le_bytes());
+    h[20..24].copy_from_slice(&1u32.to_le_bytes());
+    h
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("utf-8 temp path")
+}
+
+#[test]
+fn missing_program_is_127() {
+    let o = run(&mut aarchx(&["/nonexistent/prog"]));
+    assert_one_line_error(&o, 127, &["/nonexistent/prog"]);
+}
+
+#[test]
+fn text_file_is_126() {
+    let p = temp_file("text", b"hello, not an ELF\n");
+    let o = run(&mut aarchx(&[path_str(&p)]));
+    assert_one_line_error(&o, 126, &[path_str(&p)]);
+}
+
+#[test]
+fn truncated_elf_is_126() {
+    let p = temp_file("truncated", &elf_header(2, 62, 2)[..20]);
+    let o = run(&mut aarchx(&[path_str(&p)]));
+    assert_one_line_error(&o, 126, &[path_str(&p)]);
+}
+
+#[test]
+fn arm64_elf_is_126_and_names_the_machine() {
+    let p = temp_file("arm64", &elf_header(2, 183, 2));
+    let o = run(&mut aarchx(&[path_str(&p)]));
+    assert_one_line_error(&o, 126, &["aarch64"]);
+}
+
+#[test]
+fn x86_32bit_elf_is_126() {
+    let p = temp_file("i386", &elf_header(1, 3, 2));
+    let o = run(&mut aarchx(&[path_str(&p)]));
+    assert_one_line_error(&o, 126, &["32-bit"]);
+}
+
+#[test]
+fn policy_typo_names_file_line_and_field() {
+    let p = temp_file("typo.ron", b"(\n    backend: Interp,\n    pases: [],\n)\n");
+    let o = run(&mut aarchx(&["--policy", path_str(&p), "/bin/true"]));
+    assert_one_line_error(&o, 2, &["typo.ron:3:", "pases"]);
+}
+
+#[test]
+fn unknown_pass_is_2() {
+    let p = temp_file("unknown.ron", b"(\n    passes: [\n        (name: \"decode\"),\n        (name: \"frobnicate\"),\n    ],\n)\n");
+    let o = run(&mut aarchx(&["--policy", path_str(&p), "/bin/true"]));
+    assert_one_line_error(&o, 2, &["unknown.ron:4", "frobnicate"]);
+}
+
+#[test]
+fn missing_policy_file_is_2() {
+    let o = run(&mut aarchx(&["--policy", "/nonexistent/policy.ron", "/bin/true"]));
+    assert_one_line_error(&o, 2, &["/nonexistent/policy.ron"]);
+}
+
+#[test]
+fn unknown_option_is_2() {
+    let o = run(&mut aarchx(&["--frob", "/bin/true"]));
+    assert_one_line_error(&o, 2, &["--frob"]);
+}
+
+#[test]
+fn help_lists_options_and_exit_statuses() {
+    let o = run(&mut aarchx(&["--help"]));
+    assert_eq!(o.code, Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    for needle in ["--policy", "AARCHX_LOG", "126", "127"] {
+        assert!(text.contains(needle), "--help lacks {needle}");
+    }
+}

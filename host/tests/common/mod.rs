@@ -1,0 +1,72 @@
+//! Shared by the integration tests: where the guest programs and the aarchx
+//! binaries are, and running a command to completion with its outputs.
+
+#![allow(dead_code, reason = "each test binary uses a different part of this module")]
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Captured result of a process run.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// Exit code, or `None` when killed by a signal.
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+pub fn run(cmd: &mut Command) -> Outcome {
+    let out = cmd.stdin(Stdio::null()).output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    Outcome { stdout: out.stdout, stderr: out.stderr, code: out.status.code(), signal: out.status.signal() }
+}
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("host/ is inside the repo").to_path_buf()
+}
+
+/// The directory holding `static/` and `dyn/` guest builds.
+pub fn guest_dir() -> PathBuf {
+    let dir = std::env::var_os("AARCHX_GUEST_DIR").map(PathBuf::from).unwrap_or_else(|| repo_root().join("guest/build"));
+    assert!(
+        dir.join("static").is_dir(),
+        "guest programs not built in {}: run `./x test` (or `make -C guest`)",
+        dir.display()
+    );
+    dir
+}
+
+/// The host build of aarchx that cargo built for this test.
+pub fn host_aarchx() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_aarchx"))
+}
+
+/// The aarch64 build and how to run it: (qemu or none, binary), when
+/// `AARCHX_ARM64_BIN` names one.
+pub fn arm64_aarchx() -> Option<(Option<PathBuf>, PathBuf)> {
+    let bin = PathBuf::from(std::env::var_os("AARCHX_ARM64_BIN")?);
+    let qemu = std::env::var_os("AARCHX_QEMU").filter(|q| !q.is_empty()).map(PathBuf::from);
+    Some((qemu, bin))
+}
+
+/// A command running `aarchx` (the host build) with `args`.
+pub fn aarchx(args: &[&str]) -> Command {
+    let mut c = Command::new(host_aarchx());
+    c.args(args);
+    c
+}
+
+/// The guest programs and their arguments, from guest/expect.txt.
+pub fn guest_programs() -> Vec<(String, Vec<String>)> {
+    let text = std::fs::read_to_string(repo_root().join("guest/expect.txt")).expect("guest/expect.txt");
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let mut words = l.split_whitespace().map(String::from);
+            let name = words.next().expect("non-empty line");
+            (name, words.collect())
+        })
+        .collect()
+}

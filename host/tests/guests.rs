@@ -1,0 +1,85 @@
+//! Whole-program oracle: every guest program under aarchx must produce the
+//! same stdout, stderr and exit status (or killing signal) as its native
+//! run, byte for byte. Runs the host build with the interpreter, and, when
+//! `AARCHX_ARM64_BIN` names the aarch64 build, the JIT under qemu-aarch64
+//! with the default and the verify policies.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{arm64_aarchx, guest_dir, guest_programs, host_aarchx, repo_root, run, Outcome};
+
+/// qemu-aarch64 reports a guest killed by a signal on stderr
+/// ("qemu: uncaught target signal 8 ..."); that line is qemu's, not ours.
+fn without_qemu_notes(mut o: Outcome) -> Outcome {
+    let text = String::from_utf8_lossy(&o.stderr).into_owned();
+    let kept: Vec<&str> = text.split_inclusive('\n').filter(|l| !l.starts_with("qemu: uncaught target signal")).collect();
+    o.stderr = kept.concat().into_bytes();
+    o
+}
+
+fn describe(o: &Outcome) -> String {
+    format!(
+        "code {:?} signal {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        o.code,
+        o.signal,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Runs every static guest under `engine` (a command prefix) and returns
+/// the failures.
+fn check_all(engine: &str, prefix: &[&Path], policy: &str, strip_qemu: bool) -> Vec<String> {
+    let dir = guest_dir().join("static");
+    let policy = repo_root().join("policies").join(policy);
+    let mut failures = Vec::new();
+    for (name, args) in guest_programs() {
+        let prog = dir.join(&name);
+        let native = run(Command::new(&prog).args(&args));
+        let mut cmd = Command::new(prefix[0]);
+        cmd.args(&prefix[1..]).arg("--policy").arg(&policy).arg(&prog).args(&args);
+        let mut got = run(&mut cmd);
+        if strip_qemu {
+            got = without_qemu_notes(got);
+        }
+        if got != native {
+            failures.push(format!("{name} under {engine}:\n=== native: {}\n=== aarchx: {}", describe(&native), describe(&got)));
+        }
+    }
+    failures
+}
+
+fn report(failures: Vec<String>) {
+    if !failures.is_empty() {
+        panic!("{} guest program(s) differ from native:\n\n{}", failures.len(), failures.join("\n\n"));
+    }
+}
+
+#[test]
+fn guests_match_native_under_the_interpreter() {
+    let bin = host_aarchx();
+    report(check_all("the interpreter", &[&bin], "interp.ron", false));
+}
+
+#[test]
+fn guests_match_native_under_the_jit() {
+    let Some((qemu, bin)) = arm64_aarchx() else {
+        eprintln!("AARCHX_ARM64_BIN not set: the JIT is checked by `./x test`");
+        return;
+    };
+    let prefix: Vec<&Path> = qemu.iter().map(|q| q.as_path()).chain([bin.as_path()]).collect();
+    report(check_all("the JIT", &prefix, "default.ron", qemu.is_some()));
+}
+
+#[test]
+fn guests_match_native_in_verify_mode() {
+    let Some((qemu, bin)) = arm64_aarchx() else {
+        eprintln!("AARCHX_ARM64_BIN not set: verify mode is checked by `./x test`");
+        return;
+    };
+    let prefix: Vec<&Path> = qemu.iter().map(|q| q.as_path()).chain([bin.as_path()]).collect();
+    report(check_all("verify mode", &prefix, "verify.ron", qemu.is_some()));
+}

@@ -1,0 +1,202 @@
+//! The lifter + interpreter side and the comparison: lifting a form with
+//! the decode pass (one instruction) from the bytes at its real address,
+//! the test `Machine` (identity-mapped loads and stores, confined to the
+//! scratch buffer), running the region, and comparing the final states
+//! field by field (GPRs, defined flags and DF, XMM registers, buffer
+//! bytes) with a readable report.
+
+use std::fmt::Write;
+
+use aarchx::interp::{run_region, RegionExit};
+use aarchx::machine::Machine;
+use aarchx_ir::cond::Helper;
+use aarchx_ir::{ExitKind, GuestState, Region, Type};
+use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
+use aarchx_passes::decode::Decode;
+
+use crate::native::{Layout, Runner, BUF_SIZE};
+use crate::states::{effective_address, Case};
+use crate::undefined;
+
+const GPR_NAMES: [&str; 16] =
+    ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"];
+
+/// Guest code served from the runner's code page.
+struct CodePage<'a>(&'a Runner);
+
+impl GuestCode for CodePage<'_> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
+        self.0.read_code(addr, buf)
+    }
+}
+
+/// Lifts the instruction at `layout.insn` into a one-instruction region.
+pub fn lift(runner: &Runner) -> Result<Region, String> {
+    let layout = runner.layout();
+    let mut region = Region::new(layout.insn);
+    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
+    let code = CodePage(runner);
+    let cx = PassContext { code: &code, config: &config };
+    Decode { max_insns: 1 }.run(&cx, &mut region).map_err(|e| format!("decode pass failed: {e}"))?;
+    aarchx_ir::verify::verify(&region).map_err(|e| format!("invalid IR: {e}"))?;
+    Ok(region)
+}
+
+/// Guest memory for the interpreter: the real addresses, but only inside
+/// the scratch buffer; anything else is recorded and reads as 0.
+pub struct BufMachine {
+    layout: Layout,
+    pub errors: Vec<String>,
+}
+
+impl BufMachine {
+    pub fn new(layout: Layout) -> BufMachine {
+        BufMachine { layout, errors: Vec::new() }
+    }
+
+    fn check(&mut self, what: &str, addr: u64, ty: Type) -> Option<usize> {
+        let len = (ty.bits() / 8).max(1) as usize;
+        if self.layout.in_buf(addr, len as u64) {
+            Some(len)
+        } else {
+            self.errors.push(format!("{what} of {len} bytes at {addr:#x}, outside the scratch buffer"));
+            None
+        }
+    }
+}
+
+impl Machine for BufMachine {
+    fn load(&mut self, addr: u64, ty: Type) -> u128 {
+        let Some(len) = self.check("load", addr, ty) else {
+            return 0;
+        };
+        let mut bytes = [0u8; 16];
+        // SAFETY: [addr, addr + len) was checked to lie inside the scratch
+        // buffer, which is mapped read-write for the runner's lifetime.
+        unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, bytes.as_mut_ptr(), len) };
+        u128::from_le_bytes(bytes)
+    }
+
+    fn store(&mut self, addr: u64, ty: Type, bits: u128) {
+        let Some(len) = self.check("store", addr, ty) else {
+            return;
+        };
+        let bytes = bits.to_le_bytes();
+        // SAFETY: as in `load`; the buffer is not borrowed anywhere else.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), addr as *mut u8, len) };
+    }
+
+    fn helper(&mut self, helper: Helper, _state: &mut GuestState) {
+        self.errors.push(format!("unexpected helper call {helper:?}"));
+    }
+}
+
+/// The interpreter's run of one case.
+pub struct InterpResult {
+    pub state: GuestState,
+    pub mem: Vec<u8>,
+    pub exit: RegionExit,
+    pub errors: Vec<String>,
+}
+
+pub fn interpret(runner: &mut Runner, region: &Region, case: &Case) -> InterpResult {
+    runner.set_buffer(&case.mem);
+    let mut state = case.state;
+    let mut machine = BufMachine::new(runner.layout());
+    let exit = run_region(region, &mut state, &mut machine);
+    InterpResult { state, mem: runner.buffer(), exit, errors: machine.errors }
+}
+
+/// One differing field: name, native value, interpreted value.
+pub struct Diff {
+    pub field: String,
+    pub native: String,
+    pub interp: String,
+}
+
+/// Compares a native and an interpreted final state, ignoring the flags
+/// in `undefined` (a mask over `GuestState::flags`).
+pub fn compare(native: &GuestState, native_mem: &[u8], interp: &InterpResult, next_ip: u64, undefined: u8) -> Vec<Diff> {
+    let mut diffs = Vec::new();
+    let mut diff = |field: String, native: String, interp: String| diffs.push(Diff { field, native, interp });
+    if interp.exit != (RegionExit::Jump { kind: ExitKind::Jump }) || interp.state.rip != next_ip {
+        diff("exit".into(), format!("jump {next_ip:#x}"), format!("{:?} rip={:#x}", interp.exit, interp.state.rip));
+    }
+    for e in &interp.errors {
+        diff("machine".into(), "-".into(), e.clone());
+    }
+    for (k, name) in GPR_NAMES.iter().enumerate() {
+        if native.gpr[k] != interp.state.gpr[k] {
+            diff((*name).into(), format!("{:#018x}", native.gpr[k]), format!("{:#018x}", interp.state.gpr[k]));
+        }
+    }
+    for (k, name) in undefined::NAMES.iter().enumerate() {
+        if undefined & (1 << k) == 0 && native.flags[k] != interp.state.flags[k] {
+            diff((*name).into(), native.flags[k].to_string(), interp.state.flags[k].to_string());
+        }
+    }
+    for k in 0..16 {
+        if native.xmm[k] != interp.state.xmm[k] {
+            diff(format!("xmm{k}"), format!("{:#034x}", native.xmm[k]), format!("{:#034x}", interp.state.xmm[k]));
+        }
+    }
+    // Differing bytes, grouped into runs.
+    let mut k = 0;
+    while k < BUF_SIZE {
+        if native_mem[k] == interp.mem[k] {
+            k += 1;
+            continue;
+        }
+        let start = k;
+        while k < BUF_SIZE && k < start + 16 && native_mem[k] != interp.mem[k] {
+            k += 1;
+        }
+        diff(format!("mem[+{start:#x}..+{k:#x}]"), hex(&native_mem[start..k]), hex(&interp.mem[start..k]));
+    }
+    diffs
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(" ")
+}
+
+fn flags_text(s: &GuestState) -> String {
+    undefined::NAMES.iter().enumerate().map(|(k, n)| format!("{n}={}", s.flags[k])).collect::<Vec<_>>().join(" ")
+}
+
+/// A state as text: GPRs, flags, the XMM registers.
+pub fn state_text(s: &GuestState) -> String {
+    let mut out = String::new();
+    for row in 0..4 {
+        let line: Vec<String> = (0..4).map(|c| row * 4 + c).map(|k| format!("{:>4}={:#018x}", GPR_NAMES[k], s.gpr[k])).collect();
+        let _ = writeln!(out, "    {}", line.join(" "));
+    }
+    let _ = writeln!(out, "    {}", flags_text(s));
+    for row in 0..8 {
+        let line: Vec<String> = (0..2).map(|c| row * 2 + c).map(|k| format!("{:>5}={:#034x}", format!("xmm{k}"), s.xmm[k])).collect();
+        let _ = writeln!(out, "    {}", line.join(" "));
+    }
+    out
+}
+
+/// The bytes of the initial buffer around the memory operand (or rsi/rdi
+/// for string forms, and the stack top).
+pub fn memory_text(case: &Case, layout: &Layout, insn: &iced_x86::Instruction, string: bool) -> String {
+    let mut out = String::new();
+    let mut show = |name: &str, addr: u64| {
+        if layout.in_buf(addr, 1) {
+            let off = (addr - layout.buf) as usize;
+            let lo = off.saturating_sub(0) & !15;
+            let hi = (off + 32).min(BUF_SIZE);
+            let _ = writeln!(out, "    {name} = buf+{off:#x}: [+{lo:#x}] {}", hex(&case.mem[lo..hi]));
+        }
+    };
+    if string {
+        show("rsi", case.state.gpr[6]);
+        show("rdi", case.state.gpr[7]);
+    } else if (0..insn.op_count()).any(|n| insn.op_kind(n) == iced_x86::OpKind::Memory) && insn.mnemonic() != iced_x86::Mnemonic::Lea {
+        show("ea", effective_address(insn, &case.state));
+    }
+    show("rsp", case.state.gpr[4]);
+    out
+}

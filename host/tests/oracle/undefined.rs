@@ -1,0 +1,128 @@
+//! The table of flags the Intel SDM leaves undefined, per instruction: the
+//! oracle does not compare them. This is the one place the masks are
+//! kept; docs/oracle.md mirrors it (a test checks every row is there).
+//!
+//! Flags are numbered as in `GuestState::flags`: cf pf af zf sf of df.
+
+use iced_x86::{Instruction, Mnemonic, OpKind};
+
+use crate::states::get_reg;
+use aarchx_ir::GuestState;
+
+pub const CF: u8 = 1 << 0;
+pub const PF: u8 = 1 << 1;
+pub const AF: u8 = 1 << 2;
+pub const ZF: u8 = 1 << 3;
+pub const SF: u8 = 1 << 4;
+pub const OF: u8 = 1 << 5;
+pub const STATUS: u8 = CF | PF | AF | ZF | SF | OF;
+
+/// Names of the flag bits, in order.
+pub const NAMES: [&str; 7] = ["cf", "pf", "af", "zf", "sf", "of", "df"];
+
+/// How an instruction's undefined flags are found.
+#[derive(Clone, Copy)]
+pub enum Rule {
+    /// These flags, always.
+    Always(u8),
+    /// shl/sal/shr/sar with masked count c: c = 0 leaves every flag
+    /// unchanged (all compared); otherwise AF, OF unless c = 1, and for
+    /// shl/sal/shr CF when c >= the operand width (8- and 16-bit forms).
+    Shift,
+    /// rol/ror with masked count c: c = 0 changes nothing; otherwise OF
+    /// unless c = 1.
+    Rotate,
+    /// shld/shrd with masked count c: c = 0 changes nothing; otherwise AF,
+    /// and OF unless c = 1 (counts above 16 on 16-bit forms, whose result
+    /// is undefined, are steered away from).
+    DoubleShift,
+}
+
+/// One row of the table: mnemonics, rule, and the text docs/oracle.md shows.
+pub struct Row {
+    pub mnemonics: &'static [Mnemonic],
+    pub rule: Rule,
+    pub doc: &'static str,
+}
+
+pub static TABLE: &[Row] = {
+    use Mnemonic as M;
+    &[
+        Row { mnemonics: &[M::And, M::Or, M::Xor, M::Test], rule: Rule::Always(AF), doc: "af" },
+        Row { mnemonics: &[M::Shl, M::Sal, M::Shr, M::Sar], rule: Rule::Shift, doc: "count 0: none; else af, of if count != 1, cf if count >= width (shl/sal/shr, 8/16-bit)" },
+        Row { mnemonics: &[M::Rol, M::Ror], rule: Rule::Rotate, doc: "count 0: none; else of if count != 1" },
+        Row { mnemonics: &[M::Shld, M::Shrd], rule: Rule::DoubleShift, doc: "count 0: none; else af, of if count != 1" },
+        Row { mnemonics: &[M::Mul, M::Imul], rule: Rule::Always(SF | ZF | AF | PF), doc: "sf zf af pf" },
+        Row { mnemonics: &[M::Div, M::Idiv], rule: Rule::Always(STATUS), doc: "cf pf af zf sf of" },
+        Row { mnemonics: &[M::Bt, M::Bts, M::Btr, M::Btc], rule: Rule::Always(OF | SF | AF | PF), doc: "of sf af pf" },
+        Row { mnemonics: &[M::Bsf, M::Bsr], rule: Rule::Always(CF | OF | SF | AF | PF), doc: "cf of sf af pf" },
+        Row { mnemonics: &[M::Tzcnt, M::Lzcnt], rule: Rule::Always(OF | SF | AF | PF), doc: "of sf af pf" },
+    ]
+};
+
+/// The shift or rotate count as the CPU masks it.
+fn masked_count(insn: &Instruction, n: u32, init: &GuestState, width: u32) -> u32 {
+    let raw = if insn.op_count() <= n {
+        1
+    } else {
+        match insn.op_kind(n) {
+            OpKind::Register => get_reg(init, insn.op_register(n)) as u32,
+            _ => insn.immediate(n) as u32,
+        }
+    };
+    raw & if width == 64 { 63 } else { 31 }
+}
+
+fn width(insn: &Instruction) -> u32 {
+    let bytes = match insn.op_kind(0) {
+        OpKind::Register => insn.op_register(0).size(),
+        _ => insn.memory_size().size(),
+    };
+    8 * bytes as u32
+}
+
+/// The flags left undefined by `insn` run from `init`.
+pub fn undefined(insn: &Instruction, init: &GuestState) -> u8 {
+    let m = insn.mnemonic();
+    let Some(row) = TABLE.iter().find(|r| r.mnemonics.contains(&m)) else {
+        return 0;
+    };
+    match row.rule {
+        Rule::Always(mask) => mask,
+        Rule::Shift => {
+            let w = width(insn);
+            let c = masked_count(insn, 1, init, w);
+            if c == 0 {
+                return 0;
+            }
+            let mut mask = AF;
+            if c != 1 {
+                mask |= OF;
+            }
+            if m != Mnemonic::Sar && c >= w {
+                mask |= CF;
+            }
+            mask
+        }
+        Rule::Rotate => {
+            let w = width(insn);
+            match masked_count(insn, 1, init, w) {
+                0 | 1 => 0,
+                _ => OF,
+            }
+        }
+        Rule::DoubleShift => {
+            let w = width(insn);
+            match masked_count(insn, 2, init, w) {
+                0 => 0,
+                1 => AF,
+                _ => AF | OF,
+            }
+        }
+    }
+}
+
+/// The mask as flag names, e.g. "af of".
+pub fn names(mask: u8) -> String {
+    NAMES.iter().enumerate().filter(|(k, _)| mask & (1 << k) != 0).map(|(_, n)| *n).collect::<Vec<_>>().join(" ")
+}

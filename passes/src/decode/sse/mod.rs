@@ -1,0 +1,213 @@
+//! SSE and SSE2, the x86-64 v1 baseline: moves, packed integer, scalar and
+//! packed float arithmetic, compares, shuffles and conversions. Only the
+//! XMM forms: an MMX (mm register) operand makes any of them unsupported.
+//!
+//! Most instructions share one of three shapes and are table-driven:
+//! packed `dst = op.T(dst, src[, imm])` over the whole register
+//! ([`int::packed_op`], [`float::packed_op`]), scalar `dst[0] =
+//! op.T(dst[0], src)` keeping the other lanes ([`float::scalar_op`]), and
+//! the lane-wise shifts ([`int::shift_op`]). The rest are moves
+//! ([`moves`]) and a few float/integer bridges ([`float`]).
+//!
+//! All lifter methods share `L`'s namespace, so the ones here start with `x`.
+
+mod float;
+mod int;
+mod moves;
+
+use aarchx_ir::{InstData, Opcode, Type, Value};
+use iced_x86::{Mnemonic, OpKind};
+
+use super::lift::Outcome;
+use super::operand::{int_type, xmm_slot, L};
+
+/// The vector shape whose lanes are the scalar type `lane`.
+fn shape(lane: Type) -> Type {
+    match lane {
+        Type::I8 => Type::I8X16,
+        Type::I16 => Type::I16X8,
+        Type::I32 => Type::I32X4,
+        Type::I64 => Type::I64X2,
+        Type::F32 => Type::F32X4,
+        Type::F64 => Type::F64X2,
+        t => t,
+    }
+}
+
+impl L<'_, '_> {
+    /// Lifts an SSE/SSE2 instruction; anything else is unsupported.
+    pub fn sse(&mut self, m: Mnemonic) -> Outcome {
+        if !self.xoperands_ok() {
+            return Outcome::Unsupported;
+        }
+        if let Some((op, ty, aux)) = int::packed_op(m).or_else(|| float::packed_op(m)) {
+            return self.xpacked(op, ty, aux);
+        }
+        if let Some((op, ty)) = float::scalar_op(m) {
+            return self.xscalar(op, ty);
+        }
+        if let Some((op, ty)) = int::shift_op(m) {
+            return self.xshift(op, ty);
+        }
+        use Mnemonic as M;
+        use Type as T;
+        match m {
+            M::Movdqa | M::Movdqu | M::Movaps | M::Movups | M::Movapd | M::Movupd | M::Movntdq | M::Movntps
+            | M::Movntpd => self.xmov128(),
+            M::Movnti => self.mov(),
+            M::Movd => self.xmov_low(T::I32),
+            M::Movq => self.xmov_low(T::I64),
+            M::Movss => self.xmov_lane(T::I32, 0, 0, true),
+            M::Movsd => self.xmov_lane(T::I64, 0, 0, true),
+            M::Movlps | M::Movlpd => self.xmov_lane(T::I64, 0, 0, false),
+            M::Movhps | M::Movhpd => self.xmov_lane(T::I64, 1, 1, false),
+            M::Movlhps => self.xmov_lane(T::I64, 1, 0, false),
+            M::Movhlps => self.xmov_lane(T::I64, 0, 1, false),
+            M::Pmovmskb => self.xmovmsk(T::I8X16),
+            M::Movmskps => self.xmovmsk(T::I32X4),
+            M::Movmskpd => self.xmovmsk(T::I64X2),
+            M::Pextrw => self.xpextrw(),
+            M::Pinsrw => self.xpinsrw(),
+            M::Ucomiss | M::Comiss => self.xucomi(T::F32),
+            M::Ucomisd | M::Comisd => self.xucomi(T::F64),
+            M::Cvttss2si | M::Cvtss2si => self.xcvt_to_int(T::F32, m == M::Cvtss2si),
+            M::Cvttsd2si | M::Cvtsd2si => self.xcvt_to_int(T::F64, m == M::Cvtsd2si),
+            _ => Outcome::Unsupported,
+        }
+    }
+
+    /// Whether every register operand is an XMM register or a GPR (so no
+    /// MMX form, nor anything else that reaches here by mnemonic).
+    fn xoperands_ok(&self) -> bool {
+        (0..self.i.op_count()).all(|n| {
+            self.i.op_kind(n) != OpKind::Register || {
+                let r = self.i.op_register(n);
+                r.is_xmm() || r.is_gpr()
+            }
+        })
+    }
+
+    /// Whether operand `n` is an XMM register.
+    fn is_xreg(&self, n: u32) -> bool {
+        self.i.op_kind(n) == OpKind::Register && self.i.op_register(n).is_xmm()
+    }
+
+    /// The trailing imm8 operand, if there is one.
+    fn ximm8(&self) -> Option<u16> {
+        let last = self.i.op_count().checked_sub(1)?;
+        (self.i.op_kind(last) == OpKind::Immediate8).then(|| u16::from(self.i.immediate8()))
+    }
+
+    /// Operand `n` as a 128-bit vector: an XMM register, or memory of the
+    /// operand's size (m128, or m64/m32 zero-extended).
+    fn xget(&mut self, n: u32) -> Value {
+        if self.is_xreg(n) {
+            return self.b.get(xmm_slot(self.i.op_register(n)));
+        }
+        let a = self.addr();
+        match int_type(self.i.memory_size().size()) {
+            Type::I128 => self.b.load(Type::V128, a),
+            ty => {
+                let v = self.b.load(ty, a);
+                self.xzero_ext(v, ty)
+            }
+        }
+    }
+
+    /// Writes the vector `v` to operand `n`: an XMM register or m128.
+    fn xset(&mut self, n: u32, v: Value) {
+        if self.is_xreg(n) {
+            self.b.set(xmm_slot(self.i.op_register(n)), v);
+        } else {
+            let a = self.addr();
+            self.b.store(Type::V128, a, v);
+        }
+    }
+
+    /// Lane `i` of vector `v`, the lanes being of scalar type `ty`.
+    fn xlane(&mut self, v: Value, ty: Type, i: u16) -> Value {
+        self.b.unary_imm(Opcode::ExtractLane, shape(ty), v, i)
+    }
+
+    /// `v` with lane `i` (of `r`'s type) replaced by `r`.
+    fn xset_lane(&mut self, v: Value, r: Value, i: u16) -> Value {
+        let ty = self.b.region.value_type(r);
+        self.b.binary_imm(Opcode::InsertLane, shape(ty), v, r, i)
+    }
+
+    /// The scalar `ty` of operand `n`: lane 0 of an XMM register, a GPR, or memory.
+    fn xlow(&mut self, n: u32, ty: Type) -> Value {
+        if self.is_xreg(n) {
+            let v = self.xget(n);
+            self.xlane(v, ty, 0)
+        } else {
+            self.read(n, ty)
+        }
+    }
+
+    /// The vector whose lane 0 is the integer `v` of type `ty`, the rest zero.
+    fn xzero_ext(&mut self, v: Value, ty: Type) -> Value {
+        let zero = self.c(ty, 0);
+        let z = self.un(Opcode::Splat, shape(ty), zero);
+        self.xset_lane(z, v, 0)
+    }
+
+    /// The aux field of `op` for this instruction: the table's `aux` with
+    /// the imm8 operand merged in (compare predicates use imm8 bits 2:0;
+    /// byte shifts of 16 or more clear the register).
+    fn xaux(&self, op: Opcode, aux: u16) -> u16 {
+        match (op, self.ximm8()) {
+            (_, None) => aux,
+            (Opcode::Fcmp, Some(p)) => p & 7,
+            (Opcode::ByteShl | Opcode::ByteShr, Some(n)) => n.min(16),
+            (_, Some(imm)) => aux | imm,
+        }
+    }
+
+    /// `op.ty` on `a` (the destination, for two-operand ops) and `b` (the
+    /// source). `and_not` takes them reversed: x86's andn is `!dst & src`.
+    fn xapply(&mut self, op: Opcode, ty: Type, aux: u16, a: Option<Value>, b: Value) -> Value {
+        let args = match a {
+            None => [b.0, 0, 0],
+            Some(a) if op == Opcode::AndNot => [b.0, a.0, 0],
+            Some(a) => [a.0, b.0, 0],
+        };
+        self.b.push(InstData { op, ty, aux, args })
+    }
+
+    /// `dst = op.ty(dst, src)`, or `dst = op.ty(src)` for one-operand ops;
+    /// the source is an XMM register or memory (or the destination itself
+    /// when the only other operand is an immediate, as for pslldq).
+    fn xpacked(&mut self, op: Opcode, ty: Type, aux: u16) -> Outcome {
+        let aux = self.xaux(op, aux);
+        let src = u32::from(self.i.op_kind(1) != OpKind::Immediate8);
+        let b = self.xget(src);
+        let a = (op.format().value_args() == 2).then(|| self.xget(0));
+        let r = self.xapply(op, ty, aux, a, b);
+        self.xset(0, r);
+        Outcome::Next
+    }
+
+    /// `dst[0] = op.ty(dst[0], src)`, the other lanes of dst kept; src is
+    /// lane 0 of an XMM register, memory, or (int to float) a GPR. Compare
+    /// results become an all-ones or zero mask of the lane's width.
+    fn xscalar(&mut self, op: Opcode, ty: Type) -> Outcome {
+        let src_ty = match op {
+            Opcode::Fconvert if ty == Type::F64 => Type::F32,
+            Opcode::Fconvert => Type::F64,
+            Opcode::SintToF => self.op_type(1),
+            _ => ty,
+        };
+        let aux = self.xaux(op, 0);
+        let b = self.xlow(1, src_ty);
+        let d = self.xget(0);
+        let a = (op.format().value_args() == 2).then(|| self.xlane(d, ty, 0));
+        let mut r = self.xapply(op, ty, aux, a, b);
+        if op == Opcode::Fcmp {
+            r = self.un(Opcode::Sext, int_type(ty.bits() as usize / 8), r);
+        }
+        let v = self.xset_lane(d, r, 0);
+        self.xset(0, v);
+        Outcome::Next
+    }
+}

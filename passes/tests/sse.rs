@@ -1,0 +1,301 @@
+//! The SSE/SSE2 lifter: every supported form lifts to a region the
+//! verifier accepts, with the expected IR ops; unsupported forms (MMX
+//! registers, later extensions) become `trap ill` with nothing else
+//! emitted. The semantics are checked against the CPU by the oracle tests.
+
+use aarchx_ir::print::print;
+use aarchx_ir::verify::verify;
+use aarchx_ir::Region;
+use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
+use aarchx_passes::decode::Decode;
+use iced_x86::code_asm::*;
+use iced_x86::IcedError;
+
+const BASE: u64 = 0x1000;
+
+struct Bytes(Vec<u8>);
+
+impl GuestCode for Bytes {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
+        let start = (addr - BASE) as usize;
+        let src = self.0.get(start..).unwrap_or(&[]);
+        let n = src.len().min(buf.len());
+        buf[..n].copy_from_slice(&src[..n]);
+        n
+    }
+}
+
+type Asm = fn(&mut CodeAssembler) -> Result<(), IcedError>;
+
+fn assemble(f: Asm) -> Vec<u8> {
+    let mut a = CodeAssembler::new(64).unwrap();
+    f(&mut a).unwrap();
+    a.assemble(BASE).unwrap()
+}
+
+/// Lifts `code` into one region of up to `max_insns` instructions and verifies it.
+fn lift_region(code: Vec<u8>, max_insns: usize) -> Region {
+    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
+    let guest = Bytes(code);
+    let context = PassContext { code: &guest, config: &config };
+    let mut region = Region::new(BASE);
+    Decode { max_insns }.run(&context, &mut region).unwrap();
+    verify(&region).unwrap_or_else(|e| panic!("{e}\n{}", print(&region)));
+    region
+}
+
+/// The text of the region lifted from `code`.
+fn lift(code: Vec<u8>) -> String {
+    print(&lift_region(code, 64))
+}
+
+/// One instruction and ops its IR must contain.
+const SUPPORTED: &[(Asm, &[&str])] = &[
+    // Moves.
+    (|a| a.movd(xmm1, eax), &["trunc.i32", "splat.i32x4", "insert_lane.i32x4", "set xmm1"]),
+    (|a| a.movd(xmm1, dword_ptr(rax)), &["load.i32", "splat.i32x4"]),
+    (|a| a.movd(ecx, xmm2), &["extract_lane.i32x4 v0, 0", "zext.i64", "set rcx"]),
+    (|a| a.movd(dword_ptr(rax), xmm2), &["store.i32"]),
+    (|a| a.movq(xmm1, rax), &["splat.i64x2", "insert_lane.i64x2"]),
+    (|a| a.movq(rcx, xmm1), &["extract_lane.i64x2 v0, 0", "set rcx"]),
+    (|a| a.movq(xmm1, xmm2), &["get xmm2", "extract_lane.i64x2", "splat.i64x2", "set xmm1"]),
+    (|a| a.movq(xmm1, qword_ptr(rax)), &["load.i64", "splat.i64x2"]),
+    (|a| a.movq(qword_ptr(rax), xmm1), &["store.i64"]),
+    (|a| a.movdqa(xmm1, xmmword_ptr(rax + 16)), &["load.v128", "set xmm1"]),
+    (|a| a.movdqu(xmmword_ptr(rax), xmm3), &["store.v128"]),
+    (|a| a.movaps(xmm1, xmm2), &["get xmm2", "set xmm1"]),
+    (|a| a.movups(xmm1, xmmword_ptr(rsi)), &["load.v128"]),
+    (|a| a.movapd(xmmword_ptr(rsp), xmm0), &["store.v128"]),
+    (|a| a.movupd(xmm7, xmmword_ptr(rdi + rcx * 8)), &["load.v128"]),
+    (|a| a.movss(xmm1, xmm2), &["extract_lane.i32x4", "insert_lane.i32x4", "set xmm1"]),
+    (|a| a.movss(xmm1, dword_ptr(rax)), &["load.i32", "splat.i32x4"]),
+    (|a| a.movss(dword_ptr(rax), xmm1), &["store.i32"]),
+    (|a| a.movsd_2(xmm1, xmm2), &["extract_lane.i64x2", "insert_lane.i64x2"]),
+    (|a| a.movsd_2(xmm1, qword_ptr(rax)), &["load.i64", "splat.i64x2"]),
+    (|a| a.movsd_2(qword_ptr(rax), xmm1), &["store.i64"]),
+    (|a| a.movhps(xmm1, qword_ptr(rax)), &["load.i64", "insert_lane.i64x2 v4, v3, 1"]),
+    (|a| a.movhps(qword_ptr(rax), xmm1), &["extract_lane.i64x2 v0, 1", "store.i64"]),
+    (|a| a.movlps(xmm1, qword_ptr(rax)), &["insert_lane.i64x2 v4, v3, 0"]),
+    (|a| a.movhpd(xmm1, qword_ptr(rax)), &["insert_lane.i64x2 v4, v3, 1"]),
+    (|a| a.movlpd(qword_ptr(rax), xmm1), &["extract_lane.i64x2 v0, 0", "store.i64"]),
+    (|a| a.movlhps(xmm1, xmm2), &["extract_lane.i64x2 v0, 0", "insert_lane.i64x2 v2, v1, 1"]),
+    (|a| a.movhlps(xmm1, xmm2), &["extract_lane.i64x2 v0, 1", "insert_lane.i64x2 v2, v1, 0"]),
+    (|a| a.movntdq(xmmword_ptr(rdi), xmm0), &["store.v128"]),
+    (|a| a.movntps(xmmword_ptr(rdi), xmm0), &["store.v128"]),
+    (|a| a.movnti(qword_ptr(rdi), rax), &["store.i64"]),
+    (|a| a.movnti(dword_ptr(rdi), eax), &["store.i32"]),
+    // Integer.
+    (|a| a.pxor(xmm0, xmm0), &["xor.v128 v1, v0", "set xmm0"]),
+    (|a| a.por(xmm0, xmmword_ptr(rax)), &["load.v128", "or.v128"]),
+    (|a| a.pand(xmm0, xmm1), &["and.v128"]),
+    (|a| a.pandn(xmm0, xmm1), &["v0 = get xmm1", "v1 = get xmm0", "and_not.v128 v0, v1"]),
+    (|a| a.paddb(xmm0, xmm1), &["add.i8x16"]),
+    (|a| a.paddw(xmm0, xmm1), &["add.i16x8"]),
+    (|a| a.paddd(xmm0, xmm1), &["add.i32x4"]),
+    (|a| a.paddq(xmm0, xmm1), &["add.i64x2"]),
+    (|a| a.psubb(xmm0, xmm1), &["sub.i8x16"]),
+    (|a| a.psubw(xmm0, xmm1), &["sub.i16x8"]),
+    (|a| a.psubd(xmm0, xmm1), &["sub.i32x4"]),
+    (|a| a.psubq(xmm0, xmm1), &["sub.i64x2"]),
+    (|a| a.paddusb(xmm0, xmm1), &["add_sat_u.i8x16"]),
+    (|a| a.paddusw(xmm0, xmm1), &["add_sat_u.i16x8"]),
+    (|a| a.psubusb(xmm0, xmm1), &["sub_sat_u.i8x16"]),
+    (|a| a.psubusw(xmm0, xmm1), &["sub_sat_u.i16x8"]),
+    (|a| a.paddsb(xmm0, xmm1), &["add_sat_s.i8x16"]),
+    (|a| a.paddsw(xmm0, xmm1), &["add_sat_s.i16x8"]),
+    (|a| a.psubsb(xmm0, xmm1), &["sub_sat_s.i8x16"]),
+    (|a| a.psubsw(xmm0, xmm1), &["sub_sat_s.i16x8"]),
+    (|a| a.pcmpeqb(xmm0, xmmword_ptr(rdi)), &["icmp.i8x16 eq"]),
+    (|a| a.pcmpeqw(xmm0, xmm1), &["icmp.i16x8 eq"]),
+    (|a| a.pcmpeqd(xmm0, xmm1), &["icmp.i32x4 eq"]),
+    (|a| a.pcmpgtb(xmm0, xmm1), &["icmp.i8x16 sgt v1, v0"]),
+    (|a| a.pcmpgtw(xmm0, xmm1), &["icmp.i16x8 sgt"]),
+    (|a| a.pcmpgtd(xmm0, xmm1), &["icmp.i32x4 sgt"]),
+    (|a| a.pminub(xmm0, xmm1), &["umin.i8x16"]),
+    (|a| a.pmaxub(xmm0, xmm1), &["umax.i8x16"]),
+    (|a| a.pminsw(xmm0, xmm1), &["smin.i16x8"]),
+    (|a| a.pmaxsw(xmm0, xmm1), &["smax.i16x8"]),
+    (|a| a.pavgb(xmm0, xmm1), &["avg_u.i8x16"]),
+    (|a| a.pavgw(xmm0, xmm1), &["avg_u.i16x8"]),
+    (|a| a.pmullw(xmm0, xmm1), &["mul.i16x8"]),
+    (|a| a.pmulhw(xmm0, xmm1), &["smulh.i16x8"]),
+    (|a| a.pmulhuw(xmm0, xmm1), &["umulh.i16x8"]),
+    (|a| a.pmuludq(xmm0, xmm1), &["mul_even_u.i64x2"]),
+    (|a| a.pmaddwd(xmm0, xmm1), &["mul_add_pairs.i32x4"]),
+    (|a| a.psadbw(xmm0, xmm1), &["sum_abs_diff.i64x2"]),
+    (|a| a.pmovmskb(eax, xmm1), &["movmsk.i8x16", "zext.i64", "set rax"]),
+    (|a| a.pmovmskb(rax, xmm1), &["movmsk.i8x16", "zext.i64", "set rax"]),
+    (|a| a.pshufd(xmm0, xmm1, 0x1b), &["shuffle.i32x4 v0, 27"]),
+    (|a| a.pshufd(xmm0, xmmword_ptr(rax), 0), &["load.v128", "shuffle.i32x4 v3, 0"]),
+    (|a| a.pshuflw(xmm0, xmm1, 0xe4), &["shuffle.i16x8 v0, 228"]),
+    (|a| a.pshufhw(xmm0, xmm1, 0xe4), &["shuffle.i16x8 v0, 484"]),
+    (|a| a.punpcklbw(xmm0, xmm1), &["unpack_lo.i8x16 v1, v0"]),
+    (|a| a.punpcklwd(xmm0, xmm1), &["unpack_lo.i16x8"]),
+    (|a| a.punpckldq(xmm0, xmm1), &["unpack_lo.i32x4"]),
+    (|a| a.punpcklqdq(xmm0, xmm1), &["unpack_lo.i64x2"]),
+    (|a| a.punpckhbw(xmm0, xmm1), &["unpack_hi.i8x16"]),
+    (|a| a.punpckhwd(xmm0, xmm1), &["unpack_hi.i16x8"]),
+    (|a| a.punpckhdq(xmm0, xmm1), &["unpack_hi.i32x4"]),
+    (|a| a.punpckhqdq(xmm0, xmm1), &["unpack_hi.i64x2"]),
+    (|a| a.packuswb(xmm0, xmm1), &["narrow_u.i8x16 v1, v0"]),
+    (|a| a.packsswb(xmm0, xmm1), &["narrow_s.i8x16"]),
+    (|a| a.packssdw(xmm0, xmm1), &["narrow_s.i16x8"]),
+    (|a| a.psllw(xmm0, 3), &["iconst.i8 0x3", "shl.i16x8"]),
+    (|a| a.pslld(xmm0, xmm1), &["extract_lane.i64x2 v0, 0", "shl.i32x4 v2, v1"]),
+    (|a| a.psllq(xmm0, xmmword_ptr(rax)), &["load.v128", "shl.i64x2"]),
+    (|a| a.psrlw(xmm0, 200), &["iconst.i8 0xc8", "lshr.i16x8"]),
+    (|a| a.psrld(xmm0, 1), &["lshr.i32x4"]),
+    (|a| a.psrlq(xmm0, xmm1), &["lshr.i64x2"]),
+    (|a| a.psraw(xmm0, 15), &["ashr.i16x8"]),
+    (|a| a.psrad(xmm0, xmm1), &["ashr.i32x4"]),
+    (|a| a.pslldq(xmm0, 4), &["byte_shl.v128 v0, 4"]),
+    (|a| a.psrldq(xmm0, 20), &["byte_shr.v128 v0, 16"]),
+    (|a| a.pextrw(eax, xmm1, 9), &["extract_lane.i16x8 v0, 1", "zext.i32", "set rax"]),
+    (|a| a.pinsrw(xmm1, eax, 7), &["trunc.i16", "insert_lane.i16x8 v3, v2, 7"]),
+    (|a| a.pinsrw(xmm1, word_ptr(rax), 2), &["load.i16", "insert_lane.i16x8"]),
+    // Float.
+    (|a| a.xorps(xmm0, xmm1), &["xor.v128"]),
+    (|a| a.xorpd(xmm0, xmm1), &["xor.v128"]),
+    (|a| a.andps(xmm0, xmm1), &["and.v128"]),
+    (|a| a.andpd(xmm0, xmm1), &["and.v128"]),
+    (|a| a.andnps(xmm0, xmm1), &["and_not.v128 v0, v1"]),
+    (|a| a.andnpd(xmm0, xmm1), &["and_not.v128 v0, v1"]),
+    (|a| a.orps(xmm0, xmm1), &["or.v128"]),
+    (|a| a.orpd(xmm0, xmm1), &["or.v128"]),
+    (|a| a.addss(xmm0, xmm1), &["extract_lane.f32x4", "fadd.f32 v3, v1", "insert_lane.f32x4 v2, v4, 0"]),
+    (|a| a.addsd(xmm0, qword_ptr(rax)), &["load.f64", "fadd.f64"]),
+    (|a| a.subss(xmm0, xmm1), &["fsub.f32"]),
+    (|a| a.subsd(xmm0, xmm1), &["fsub.f64"]),
+    (|a| a.mulss(xmm0, xmm1), &["fmul.f32"]),
+    (|a| a.mulsd(xmm0, xmm1), &["fmul.f64"]),
+    (|a| a.divss(xmm0, dword_ptr(rax)), &["load.f32", "fdiv.f32"]),
+    (|a| a.divsd(xmm0, xmm1), &["fdiv.f64"]),
+    (|a| a.sqrtss(xmm0, xmm1), &["fsqrt.f32 v1", "insert_lane.f32x4 v2, v3, 0"]),
+    (|a| a.sqrtsd(xmm0, xmm1), &["fsqrt.f64"]),
+    (|a| a.minss(xmm0, xmm1), &["fmin.f32"]),
+    (|a| a.minsd(xmm0, xmm1), &["fmin.f64"]),
+    (|a| a.maxss(xmm0, xmm1), &["fmax.f32"]),
+    (|a| a.maxsd(xmm0, xmm1), &["fmax.f64 v3, v1"]),
+    (|a| a.addps(xmm0, xmm1), &["fadd.f32x4 v1, v0"]),
+    (|a| a.addpd(xmm0, xmmword_ptr(rax)), &["fadd.f64x2"]),
+    (|a| a.subps(xmm0, xmm1), &["fsub.f32x4"]),
+    (|a| a.subpd(xmm0, xmm1), &["fsub.f64x2"]),
+    (|a| a.mulps(xmm0, xmm1), &["fmul.f32x4"]),
+    (|a| a.mulpd(xmm0, xmm1), &["fmul.f64x2"]),
+    (|a| a.divps(xmm0, xmm1), &["fdiv.f32x4"]),
+    (|a| a.divpd(xmm0, xmm1), &["fdiv.f64x2"]),
+    (|a| a.sqrtps(xmm0, xmm1), &["fsqrt.f32x4 v0"]),
+    (|a| a.sqrtpd(xmm0, xmm1), &["fsqrt.f64x2"]),
+    (|a| a.minps(xmm0, xmm1), &["fmin.f32x4"]),
+    (|a| a.minpd(xmm0, xmm1), &["fmin.f64x2"]),
+    (|a| a.maxps(xmm0, xmm1), &["fmax.f32x4"]),
+    (|a| a.maxpd(xmm0, xmm1), &["fmax.f64x2"]),
+    (|a| a.cmpss(xmm0, xmm1, 0), &["fcmp.f32 eq", "sext.i32", "insert_lane.i32x4"]),
+    (|a| a.cmpsd_3(xmm0, qword_ptr(rax), 7), &["fcmp.f64 ord", "sext.i64", "insert_lane.i64x2"]),
+    (|a| a.cmpps(xmm0, xmm1, 1), &["fcmp.f32x4 lt v1, v0"]),
+    (|a| a.cmppd(xmm0, xmm1, 6), &["fcmp.f64x2 nle"]),
+    (|a| a.cmpps(xmm0, xmm1, 0x0b), &["fcmp.f32x4 uno"]),
+    (|a| a.ucomiss(xmm0, xmm1), &["fcmp.f32 uno", "fcmp.f32 eq", "fcmp.f32 nle", "set zf", "set pf", "set cf", "set of", "set sf", "set af"]),
+    (|a| a.ucomisd(xmm0, qword_ptr(rax)), &["load.f64", "fcmp.f64 uno"]),
+    (|a| a.comiss(xmm0, dword_ptr(rax)), &["load.f32", "fcmp.f32 uno"]),
+    (|a| a.comisd(xmm0, xmm1), &["fcmp.f64 nle"]),
+    (|a| a.shufps(xmm0, xmm1, 0x4e), &["shuffle2.f32x4 v1, v0, 78"]),
+    (|a| a.shufpd(xmm0, xmm1, 1), &["shuffle2.f64x2 v1, v0, 1"]),
+    (|a| a.unpcklps(xmm0, xmm1), &["unpack_lo.i32x4"]),
+    (|a| a.unpckhps(xmm0, xmm1), &["unpack_hi.i32x4"]),
+    (|a| a.unpcklpd(xmm0, xmm1), &["unpack_lo.i64x2"]),
+    (|a| a.unpckhpd(xmm0, xmm1), &["unpack_hi.i64x2"]),
+    (|a| a.movmskps(eax, xmm1), &["movmsk.i32x4"]),
+    (|a| a.movmskpd(rax, xmm1), &["movmsk.i64x2"]),
+    // Conversions.
+    (|a| a.cvtsi2sd(xmm0, eax), &["trunc.i32", "sint_to_f.f64", "insert_lane.f64x2"]),
+    (|a| a.cvtsi2sd(xmm0, rax), &["sint_to_f.f64 v0"]),
+    (|a| a.cvtsi2sd(xmm0, qword_ptr(rax)), &["load.i64", "sint_to_f.f64"]),
+    (|a| a.cvtsi2ss(xmm0, dword_ptr(rax)), &["load.i32", "sint_to_f.f32", "insert_lane.f32x4"]),
+    (|a| a.cvttsd2si(eax, xmm1), &["fcvt_to_sint.i32 v1, 0", "set rax"]),
+    (|a| a.cvttsd2si(rax, qword_ptr(rdi)), &["load.f64", "fcvt_to_sint.i64 v3, 0"]),
+    (|a| a.cvtsd2si(rax, xmm1), &["fcvt_to_sint.i64 v1, 1"]),
+    (|a| a.cvttss2si(eax, xmm1), &["extract_lane.f32x4", "fcvt_to_sint.i32 v1, 0"]),
+    (|a| a.cvtss2si(rax, dword_ptr(rdi)), &["load.f32", "fcvt_to_sint.i64 v3, 1"]),
+    (|a| a.cvtss2sd(xmm0, xmm1), &["extract_lane.f32x4", "fconvert.f64", "insert_lane.f64x2"]),
+    (|a| a.cvtsd2ss(xmm0, qword_ptr(rax)), &["load.f64", "fconvert.f32", "insert_lane.f32x4"]),
+    (|a| a.cvtdq2pd(xmm0, xmm1), &["sint_to_f.f64x2 v0"]),
+    (|a| a.cvtdq2pd(xmm0, qword_ptr(rax)), &["load.i64", "splat.i64x2", "sint_to_f.f64x2"]),
+    (|a| a.cvtdq2ps(xmm0, xmm1), &["sint_to_f.f32x4"]),
+    (|a| a.cvttpd2dq(xmm0, xmm1), &["fcvt_to_sint.i32x4 v0, 2"]),
+    (|a| a.cvtpd2dq(xmm0, xmm1), &["fcvt_to_sint.i32x4 v0, 3"]),
+    (|a| a.cvttps2dq(xmm0, xmm1), &["fcvt_to_sint.i32x4 v0, 0"]),
+    (|a| a.cvtps2dq(xmm0, xmmword_ptr(rax)), &["load.v128", "fcvt_to_sint.i32x4 v3, 1"]),
+    (|a| a.cvtps2pd(xmm0, qword_ptr(rax)), &["load.i64", "fconvert.f64x2"]),
+    (|a| a.cvtpd2ps(xmm0, xmm1), &["fconvert.f32x4 v0"]),
+];
+
+#[test]
+fn supported_forms_lift_and_verify() {
+    let mut failures = String::new();
+    for (i, (f, want)) in SUPPORTED.iter().enumerate() {
+        let text = lift(assemble(*f));
+        for w in want.iter().filter(|w| !text.contains(*w)) {
+            failures += &format!("case {i}: no `{w}` in\n{text}\n");
+        }
+        if text.contains("trap") {
+            failures += &format!("case {i} traps:\n{text}\n");
+        }
+    }
+    assert!(failures.is_empty(), "{failures}");
+}
+
+#[test]
+fn supported_forms_run_on_in_one_region() {
+    let code: Vec<u8> = SUPPORTED.iter().flat_map(|(f, _)| assemble(*f)).collect();
+    let region = lift_region(code, 1024);
+    assert_eq!(region.guest_insns().count(), SUPPORTED.len());
+    assert!(!print(&region).contains("trap"));
+}
+
+#[test]
+fn unsupported_forms_trap_with_nothing_emitted() {
+    let cases: &[Asm] = &[
+        |a| a.punpcklbw(mm0, mm1),
+        |a| a.paddq(mm0, mm1),
+        |a| a.pxor(mm0, qword_ptr(rax)),
+        |a| a.movq(mm0, mm1),
+        |a| a.movd(mm0, eax),
+        |a| a.movq(rax, mm1),
+        |a| a.pextrw(eax, mm0, 1),
+        |a| a.pextrw(word_ptr(rax), xmm0, 1),
+        |a| a.pmovmskb(eax, mm1),
+        |a| a.psllw(mm0, 3),
+        |a| a.pshufw(mm0, mm1, 0),
+        |a| a.cvtpi2ps(xmm0, mm1),
+        |a| a.movddup(xmm0, xmm1),
+        |a| a.addsubpd(xmm0, xmm1),
+        |a| a.pshufb(xmm0, xmm1),
+        |a| a.ptest(xmm0, xmm1),
+        |a| a.maskmovdqu(xmm0, xmm1),
+        |a| a.lddqu(xmm0, xmmword_ptr(rax)),
+        |a| a.vpxor(xmm0, xmm1, xmm2),
+    ];
+    for (i, f) in cases.iter().enumerate() {
+        let text = lift(assemble(*f));
+        let body: Vec<&str> = text.lines().skip_while(|l| !l.contains("trap")).collect();
+        assert_eq!(body.len(), 1, "case {i}:\n{text}");
+        assert!(body[0].contains("trap ill"), "case {i}:\n{text}");
+        // Nothing but the instruction mark precedes the trap.
+        let before = text.lines().rev().nth(1).unwrap();
+        assert!(before.trim_start().starts_with("insn"), "case {i}:\n{text}");
+    }
+}
+
+#[test]
+fn scalar_merge_versus_load_zeroing() {
+    // Register to register: lane 0 replaced, the rest of xmm1 kept.
+    let merge = lift(assemble(|a| a.movss(xmm1, xmm2)));
+    assert!(merge.contains("get xmm1") && !merge.contains("splat"), "{merge}");
+    // From memory: the rest zeroed, xmm1 not read.
+    let load = lift(assemble(|a| a.movsd_2(xmm1, qword_ptr(rax))));
+    assert!(!load.contains("get xmm1") && load.contains("splat.i64x2"), "{load}");
+    // Scalar arithmetic keeps the destination's other lanes.
+    let add = lift(assemble(|a| a.addsd(xmm3, xmm4)));
+    assert!(add.contains("v0 = get xmm4") && add.contains("v2 = get xmm3") && add.contains("insert_lane.f64x2 v2"), "{add}");
+}
