@@ -7,6 +7,8 @@
 
 pub mod cpuid;
 pub mod interp;
+#[cfg(target_arch = "aarch64")]
+pub mod jit;
 pub mod loader;
 pub mod machine;
 pub mod mem;

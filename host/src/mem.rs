@@ -45,6 +45,8 @@ const PROT_SEM: u32 = 8;
 const MAP_TYPE: u32 = 0x0f;
 const MAP_FIXED: u32 = 0x10;
 const MAP_32BIT: u32 = 0x40;
+/// Dropped: the map does not follow a mapping that grows on faults.
+const MAP_GROWSDOWN: u32 = 0x100;
 const MAP_FIXED_NOREPLACE: u32 = 0x10_0000;
 
 /// x86-64 `mremap` flags (the same on every Linux ABI).
@@ -562,7 +564,7 @@ impl GuestMemory {
             // A host with pages larger than 4 KiB cannot map the file there.
             return Err(Errno::EINVAL);
         }
-        let host_flags = (flags & !(MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_32BIT)) as i32;
+        let host_flags = (flags & !(MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_32BIT | MAP_GROWSDOWN)) as i32;
         let hprot = host_prot(prot);
         if flags & MAP_FIXED != 0 {
             let end = addr.checked_add(len).ok_or(Errno::ENOMEM)?;

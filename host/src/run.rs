@@ -90,6 +90,7 @@ pub fn run(policy: &Policy, program: &Path, args: &[OsString]) -> Result<u8, Run
     let mut cache = Cache::default();
     loop {
         let region = cache.get_or_translate(state.rip, &mut pipeline, &process.mem)?;
+        tracing::trace!(target: "aarchx::exec", "{:#x}", state.rip);
         match interp::run_region(&region, &mut state, &mut process.mem) {
             RegionExit::Jump { kind: ExitKind::Syscall } => match syscall::syscall(&mut process, &mut state) {
                 SyscallOutcome::Continue => {}

@@ -39,8 +39,11 @@ fn check_all(engine: &str, prefix: &[&Path], policy: &str, strip_qemu: bool) -> 
     for (name, args) in guest_programs() {
         let prog = dir.join(&name);
         let native = run(Command::new(&prog).args(&args));
-        let mut cmd = Command::new(prefix[0]);
-        cmd.args(&prefix[1..]).arg("--policy").arg(&policy).arg(&prog).args(&args);
+        // A translation bug can make a guest loop forever: bound each run
+        // (GNU timeout re-raises a child's killing signal, so statuses
+        // still compare).
+        let mut cmd = Command::new("timeout");
+        cmd.args(["-s", "KILL", "600"]).args(prefix).arg("--policy").arg(&policy).arg(&prog).args(&args);
         let mut got = run(&mut cmd);
         if strip_qemu {
             got = without_qemu_notes(got);

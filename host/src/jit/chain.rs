@@ -20,7 +20,7 @@
 use std::ops::Range;
 
 use dynasmrt::aarch64::Aarch64Relocation;
-use dynasmrt::{dynasm, DynasmApi, VecAssembler};
+use dynasmrt::{dynasm, DynasmLabelApi, VecAssembler};
 
 use super::cache::CodeCache;
 use super::BlockId;

@@ -57,7 +57,7 @@ impl Trampoline {
             ; stp d14, d15, [sp, #-16]!
             ; mov x28, x0
             ; mov x27, x1
-            ; ldr x26, [x27, OFF_BUDGET]
+            ; ldr x26, [x27, #OFF_BUDGET]
             ; br x2
         );
         let exit = ops.offset().0;

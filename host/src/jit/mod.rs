@@ -63,14 +63,22 @@
 //! Architecture invariant: `unsafe` is confined to [`cache`] (the mapping,
 //! copying code in, cache maintenance, patching), [`entry`] (calling into
 //! generated code), [`runtime`] (the C-ABI helpers generated code calls)
-//! and [`journal`] (rolling guest memory back).
+//! and [`journal`] (rolling guest memory back); [`Jit::run`] and
+//! [`Jit::rollback`] are `unsafe fn`s that forward the guest-memory
+//! contract to the dispatcher. Generated code never runs off a block: a
+//! region that is not well formed is declined ([`Decline::Malformed`]).
 //!
-//! What is deliberately absent: register allocation across ops (values
-//! round-trip through stack slots), an inline indirect-branch cache
-//! (`exit_indirect` always returns to Rust), fault handling for guest
-//! memory accesses (a fault in translated code is a host SIGSEGV; the
-//! signal handler that maps it back to a guest instruction comes with a
-//! later issue), and multi-threaded patching protocol.
+//! What is deliberately absent, for later issues: register allocation
+//! across ops (values round-trip through stack slots); an inline
+//! indirect-branch cache (`exit_indirect` always returns to Rust); fault
+//! handling for guest memory accesses (a fault in translated code is a
+//! host SIGSEGV; the handler that maps the host pc back to a guest
+//! instruction comes with the signals work); a budget check on a region's
+//! internal back edges (only block-to-block chaining is bounded); true
+//! atomicity of a misaligned locked access (done as a fenced plain
+//! read-modify-write, see `lower/mem.rs`); and sharing one cache between
+//! threads (a `Jit` holds raw pointers and is not `Send`: one per thread
+//! until the threads work brings a patching protocol).
 
 pub mod cache;
 pub mod chain;

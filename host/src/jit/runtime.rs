@@ -134,7 +134,14 @@ mod tests {
     fn fix64(a: u64, b: u64, r: u64) -> u64 {
         let mut out = r;
         // SAFETY: each pointer is to a live u64.
-        unsafe { fix_nan(nan_desc(64, 1, false), (&a as *const u64).cast(), (&b as *const u64).cast(), (&mut out as *mut u64).cast()) };
+        unsafe {
+            fix_nan(
+                nan_desc(64, 1, false),
+                (&a as *const u64).cast(),
+                (&b as *const u64).cast(),
+                (&mut out as *mut u64).cast(),
+            )
+        };
         out
     }
 
@@ -146,7 +153,10 @@ mod tests {
         assert_eq!(fix64(snan_a, qnan_b, 0x7ff8_0000_0000_0002), 0x7ff8_0000_0000_0001);
         assert_eq!(fix64(1.0f64.to_bits(), 0x7ff0_0000_0000_0005, 0x7ff8_0000_0000_0005), 0x7ff8_0000_0000_0005);
         // A NaN made from non-NaNs is the x86 default NaN.
-        assert_eq!(fix64(f64::INFINITY.to_bits(), f64::INFINITY.to_bits(), 0x7ff8_0000_0000_0000), 0xfff8_0000_0000_0000);
+        assert_eq!(
+            fix64(f64::INFINITY.to_bits(), f64::INFINITY.to_bits(), 0x7ff8_0000_0000_0000),
+            0xfff8_0000_0000_0000
+        );
         // A non-NaN result is left alone.
         assert_eq!(fix64(1, 2, 3), 3);
     }

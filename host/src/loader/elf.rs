@@ -255,14 +255,15 @@ pub mod testimage {
         d.extend_from_slice(&ph);
     }
 
-    /// A minimal valid static executable: a read-only first page holding
-    /// the headers, one page of code (`code`, at 0x401000, the entry) and a
-    /// data segment with bss.
-    pub fn static_exec(e_type: u16, code: &[u8]) -> Vec<u8> {
+    /// A minimal valid static executable at `base`: a read-only first page
+    /// holding the headers, one page of code (`code`, at `base + 0x1000`,
+    /// the entry) and a data segment with bss at `base + 0x2010`.
+    pub fn static_exec(e_type: u16, base: u64, code: &[u8]) -> Vec<u8> {
         let mut d = header(2, 62, e_type, 3);
-        phdr(&mut d, 1, 4, 0, 0x400000, 0x1000, 0x1000);
-        phdr(&mut d, 1, 5, 0x1000, 0x401000, code.len() as u64, code.len() as u64);
-        phdr(&mut d, 1, 6, 0x2000, 0x402010, 0x10, 0x2000);
+        d[24..32].copy_from_slice(&(base + 0x1000).to_le_bytes());
+        phdr(&mut d, 1, 4, 0, base, 0x1000, 0x1000);
+        phdr(&mut d, 1, 5, 0x1000, base + 0x1000, code.len() as u64, code.len() as u64);
+        phdr(&mut d, 1, 6, 0x2000, base + 0x2010, 0x10, 0x2000);
         d.resize(0x1000, 0);
         d.extend_from_slice(code);
         d.resize(0x2000, 0);
@@ -278,7 +279,7 @@ mod tests {
 
     #[test]
     fn parses_a_static_executable() {
-        let elf = parse(&static_exec(2, &[0xc3])).unwrap();
+        let elf = parse(&static_exec(2, 0x400000, &[0xc3])).unwrap();
         assert_eq!(elf.kind, ElfKind::Exec);
         assert_eq!(elf.entry, 0x401000);
         assert_eq!(elf.phnum, 3);
@@ -286,12 +287,12 @@ mod tests {
         assert_eq!(elf.segments.len(), 3);
         assert_eq!(elf.segments[1].prot, PROT_READ | PROT_EXEC);
         assert_eq!(elf.segments[2].prot, PROT_READ | PROT_WRITE);
-        assert_eq!(parse(&static_exec(3, &[0xc3])).unwrap().kind, ElfKind::Dyn);
+        assert_eq!(parse(&static_exec(3, 0x400000, &[0xc3])).unwrap().kind, ElfKind::Dyn);
     }
 
     #[test]
     fn rejects_what_cannot_run() {
-        let ok = static_exec(2, &[0xc3]);
+        let ok = static_exec(2, 0x400000, &[0xc3]);
         assert_eq!(parse(&ok[..3]), Err(ElfError::TooShort));
         assert_eq!(parse(&ok[..40]), Err(ElfError::TooShort));
         assert_eq!(parse(b"#!/bin/sh\necho hi\n"), Err(ElfError::BadMagic));

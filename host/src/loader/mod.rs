@@ -162,7 +162,14 @@ pub fn load(path: &Path, argv: &[OsString], envp: &[OsString]) -> Result<LoadedP
     let exe = std::fs::canonicalize(path)
         .or_else(|_| std::env::current_dir().map(|d| d.join(path)))
         .unwrap_or_else(|_| path.to_path_buf());
-    tracing::debug!(path = %exe.display(), kind = ?elf.kind, base, entry = elf.entry + bias, rsp = image.rsp, "loaded");
+    tracing::debug!(
+        path = %exe.display(),
+        kind = ?elf.kind,
+        base = format_args!("{base:#x}"),
+        entry = format_args!("{:#x}", elf.entry + bias),
+        rsp = format_args!("{:#x}", image.rsp),
+        "loaded"
+    );
     Ok(LoadedProgram { entry: elf.entry + bias, stack_pointer: image.rsp, exe, memory })
 }
 
@@ -194,7 +201,7 @@ mod tests {
     #[test]
     fn loads_a_static_pie() {
         let code = [0x48, 0x31, 0xc0, 0xc3];
-        let path = write_temp("pie", &elf::testimage::static_exec(3, &code));
+        let path = write_temp("pie", &elf::testimage::static_exec(3, 0x400000, &code));
         let argv = [OsString::from("prog"), OsString::from("arg")];
         let prog = load(&path, &argv, &[OsString::from("X=1")]).unwrap();
         std::fs::remove_file(&path).unwrap();
@@ -219,5 +226,23 @@ mod tests {
         assert_eq!(u64::from_le_bytes(word), 2, "argc");
         assert_eq!(prog.stack_pointer % 16, 0);
         assert!(prog.exe.is_absolute());
+    }
+
+    #[test]
+    fn loads_a_static_executable_at_its_address() {
+        // An address nothing else in the test process uses.
+        let base = 0x2345_0000_0000;
+        let path = write_temp("exec", &elf::testimage::static_exec(2, base, &[0xc3]));
+        let prog = load(&path, &[OsString::from("prog")], &[]).unwrap();
+        assert_eq!(prog.entry, base + 0x1000);
+        let state = prog.initial_state();
+        assert_eq!((state.rip, state.gpr[4]), (prog.entry, prog.stack_pointer));
+        let mut byte = [0u8];
+        assert_eq!(prog.memory.read(base + 0x1000, &mut byte), 1);
+        assert_eq!(byte, [0xc3]);
+        let again = load(&path, &[], &[]).unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(again.exit_status(), 126);
+        assert!(again.to_string().contains("cannot map the program image"), "{again}");
     }
 }

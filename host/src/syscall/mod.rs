@@ -446,10 +446,14 @@ mod tests {
     fn open_stat_and_fcntl_flags() {
         let (mut p, m) = process();
         let path = put(&mut p, m, b"/\0");
-        let fd = call(&mut p, Sysno::open, &[path, 0o200000 | 0o2000000, 0]).0;
+        // x86-64 O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC.
+        let fd = call(&mut p, Sysno::open, &[path, 0o200000 | 0o400000 | 0o2000000, 0]).0;
         assert!(fd >= 0, "open / with x86-64 O_DIRECTORY: {fd}");
         let flags = call(&mut p, Sysno::fcntl, &[fd as u64, 3, 0]).0 as u64;
-        assert_ne!(flags & 0o100000, 0, "F_GETFL reports x86-64 O_LARGEFILE");
+        assert_eq!(flags & 0o600000, 0o600000, "F_GETFL reports x86-64 O_DIRECTORY | O_NOFOLLOW: {flags:o}");
+        let null = put(&mut p, m + 1536, b"/dev/null\0");
+        let fd2 = call(&mut p, Sysno::open, &[null, 0o200000, 0]).0;
+        assert_eq!(fd2, -i64::from(libc::ENOTDIR), "x86-64 O_DIRECTORY reaches the host");
         assert_eq!(call(&mut p, Sysno::fstat, &[fd as u64, m + 256]).0, 0);
         let mode = u32::from_le_bytes(get(&p, m + 256 + 24, 4).try_into().unwrap());
         assert_eq!(mode & libc::S_IFMT, libc::S_IFDIR);

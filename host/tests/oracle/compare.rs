@@ -6,6 +6,8 @@
 //! bytes) with a readable report.
 
 use std::fmt::Write;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
 
 use aarchx::interp::{run_region, RegionExit};
 use aarchx::machine::Machine;
@@ -21,25 +23,54 @@ use crate::undefined;
 const GPR_NAMES: [&str; 16] =
     ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"];
 
-/// Guest code served from the runner's code page.
-struct CodePage<'a>(&'a Runner);
+/// Guest code: a copy of the code page's bytes at the instruction's real
+/// address (the instruction under test and the `jmp` after it).
+struct CodeBytes {
+    addr: u64,
+    bytes: Vec<u8>,
+}
 
-impl GuestCode for CodePage<'_> {
+impl GuestCode for CodeBytes {
     fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
-        self.0.read_code(addr, buf)
+        let Some(off) = addr.checked_sub(self.addr).map(|o| o as usize).filter(|o| *o < self.bytes.len()) else {
+            return 0;
+        };
+        let n = buf.len().min(self.bytes.len() - off);
+        buf[..n].copy_from_slice(&self.bytes[off..off + n]);
+        n
     }
 }
 
+/// How long lifting one instruction may take before it counts as a hang.
+const LIFT_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Lifts the instruction at `layout.insn` into a one-instruction region.
+/// The lifter runs on its own thread: one that never returns is reported
+/// (and left spinning until the test process exits) instead of hanging
+/// the whole oracle.
 pub fn lift(runner: &Runner) -> Result<Region, String> {
     let layout = runner.layout();
-    let mut region = Region::new(layout.insn);
-    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
-    let code = CodePage(runner);
-    let cx = PassContext { code: &code, config: &config };
-    Decode { max_insns: 1 }.run(&cx, &mut region).map_err(|e| format!("decode pass failed: {e}"))?;
-    aarchx_ir::verify::verify(&region).map_err(|e| format!("invalid IR: {e}"))?;
-    Ok(region)
+    let mut bytes = vec![0u8; 32];
+    let n = runner.read_code(layout.insn, &mut bytes);
+    bytes.truncate(n);
+    let code = CodeBytes { addr: layout.insn, bytes };
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut region = Region::new(code.addr);
+        let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
+        let cx = PassContext { code: &code, config: &config };
+        let result = Decode { max_insns: 1 }
+            .run(&cx, &mut region)
+            .map_err(|e| format!("decode pass failed: {e}"))
+            .and_then(|()| aarchx_ir::verify::verify(&region).map_err(|e| format!("invalid IR: {e}")))
+            .map(|()| region);
+        let _ = tx.send(result);
+    });
+    match rx.recv_timeout(LIFT_TIMEOUT) {
+        Ok(result) => result,
+        Err(RecvTimeoutError::Timeout) => Err(format!("the lifter did not return within {LIFT_TIMEOUT:?} (hang)")),
+        Err(RecvTimeoutError::Disconnected) => Err("the lifter panicked".into()),
+    }
 }
 
 /// Guest memory for the interpreter: the real addresses, but only inside

@@ -550,6 +550,7 @@ fn decode(bytes: &[u8], ip: u64) -> Option<Instruction> {
 
 pub fn format_insn(i: &Instruction) -> String {
     let mut f = IntelFormatter::new();
+    f.options_mut().set_rip_relative_addresses(true);
     let mut s = String::new();
     f.format(i, &mut s);
     s

@@ -28,6 +28,7 @@
 
 use std::cell::Cell;
 use std::ptr;
+use std::sync::Once;
 
 use aarchx_ir::GuestState;
 use iced_x86::{Code, Encoder, Instruction, MemoryOperand, Register};
@@ -104,7 +105,6 @@ const SIGNALS: [libc::c_int; 5] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, li
 pub struct Runner {
     base: *mut u8,
     layout: Layout,
-    old_actions: Vec<(libc::c_int, libc::sigaction)>,
     alt_stack: Vec<u8>,
     old_alt: libc::stack_t,
 }
@@ -179,7 +179,6 @@ impl Runner {
         let mut runner = Runner {
             base,
             layout,
-            old_actions: Vec::new(),
             alt_stack: vec![0u8; 256 * 1024],
             // SAFETY: stack_t is plain old data; all-zero is a valid value.
             old_alt: unsafe { std::mem::zeroed() },
@@ -353,36 +352,37 @@ impl Runner {
         Ok(NativeResult { state, mem: self.buffer() })
     }
 
+    /// Installs this thread's alternate signal stack (the guest rsp points
+    /// into the scratch buffer, no place for a signal frame) and, once per
+    /// process, the fault handlers. The handlers stay installed: they only
+    /// act on faults inside an active runner's code page (per thread).
     fn install_handlers(&mut self) {
         let stack = libc::stack_t { ss_sp: self.alt_stack.as_mut_ptr().cast(), ss_flags: 0, ss_size: self.alt_stack.len() };
         // SAFETY: the alternate stack is owned by the runner and outlives
         // its installation (restored in Drop before the Vec is freed).
         let r = unsafe { libc::sigaltstack(&stack, &mut self.old_alt) };
         assert_eq!(r, 0, "sigaltstack failed");
-        for sig in SIGNALS {
-            // SAFETY: a zeroed sigaction is a valid value to fill in; the
-            // handler is an extern "C" function with the SA_SIGINFO
-            // signature.
-            unsafe {
-                let mut act: libc::sigaction = std::mem::zeroed();
-                act.sa_sigaction = on_fault as *const () as usize;
-                act.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_NODEFER;
-                libc::sigemptyset(&mut act.sa_mask);
-                let mut old: libc::sigaction = std::mem::zeroed();
-                let r = libc::sigaction(sig, &act, &mut old);
-                assert_eq!(r, 0, "sigaction failed");
-                self.old_actions.push((sig, old));
+        static HANDLERS: Once = Once::new();
+        HANDLERS.call_once(|| {
+            for sig in SIGNALS {
+                // SAFETY: a zeroed sigaction is a valid value to fill in;
+                // the handler is an extern "C" function with the SA_SIGINFO
+                // signature.
+                unsafe {
+                    let mut act: libc::sigaction = std::mem::zeroed();
+                    act.sa_sigaction = on_fault as *const () as usize;
+                    act.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_NODEFER;
+                    libc::sigemptyset(&mut act.sa_mask);
+                    let r = libc::sigaction(sig, &act, ptr::null_mut());
+                    assert_eq!(r, 0, "sigaction failed");
+                }
             }
-        }
+        });
     }
 }
 
 impl Drop for Runner {
     fn drop(&mut self) {
-        for (sig, old) in self.old_actions.drain(..) {
-            // SAFETY: restores the action saved by install_handlers.
-            unsafe { libc::sigaction(sig, &old, ptr::null_mut()) };
-        }
         // SAFETY: restores the alternate stack saved by install_handlers,
         // then unmaps the arena this runner mapped; nothing points into it.
         unsafe {
@@ -392,10 +392,10 @@ impl Drop for Runner {
     }
 }
 
-/// The fault handler: a fault inside the arena's code page resumes at the
-/// epilogue (which restores the host state and returns normally) and is
-/// recorded; any other fault restores the default action, so the process
-/// dies as it would have.
+/// The fault handler: a fault inside the active runner's code page resumes
+/// at the epilogue (which restores the host state and returns normally)
+/// and is recorded; any other fault restores the default action, so the
+/// process dies as it would have (without Rust's stack-overflow message).
 extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     let (lo, hi, resume) = ACTIVE.get();
     // SAFETY: the kernel passes a valid ucontext_t and siginfo_t to an

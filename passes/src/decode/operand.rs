@@ -193,12 +193,14 @@ impl L<'_, '_> {
 
     // Operands.
 
-    /// Size in bytes of operand `n` (immediates take the size of operand 0).
+    /// Size in bytes of operand `n`. Immediates take the size of operand 0,
+    /// or the stack slot's 8 bytes when they are the only operand (push).
     pub fn op_size(&self, n: u32) -> usize {
         match self.i.op_kind(n) {
             OpKind::Register => self.i.op_register(n).size(),
             OpKind::Memory => self.i.memory_size().size(),
-            _ => self.op_size(0),
+            _ if n > 0 => self.op_size(0),
+            _ => 8,
         }
     }
 

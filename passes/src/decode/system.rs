@@ -15,7 +15,7 @@ const FLAG_BITS: [(Reg, u32); 7] =
 
 impl L<'_, '_> {
     pub fn push_op(&mut self) -> Outcome {
-        if self.op_size(0) != 8 && !matches!(self.i.op_kind(0), iced_x86::OpKind::Immediate8to64 | iced_x86::OpKind::Immediate32to64) {
+        if self.op_size(0) != 8 {
             return Outcome::Unsupported;
         }
         let v = self.read(0, Type::I64);

@@ -2,13 +2,15 @@
 //! storing value slots, materialising constants, masking and sign
 //! extension at a width, condition codes, and calls into Rust.
 //!
-//! Register use of the slot layer: operands go in x0-x2 / v0-v2, results
-//! in x3 / v3 (x4-x5 / v4 for i128 halves); the op emitters' own
-//! temporaries are x9-x13 and v16-v20; x16 holds a helper's address for
-//! `blr`, x17 a slot address when an offset is out of an instruction's
-//! reach.
+//! Register use of the slot layer: operands go in x0-x2 / v0-v2 and
+//! results in x3 / v3 (i128 operands in the pairs x0/x1 and x2/x3, results
+//! in x4/x5); the op emitters' own temporaries are x9-x11 ([`T0`]-[`T2`])
+//! and v16-v18 ([`VT0`]-[`VT2`]); x16 holds a helper's address for `blr`
+//! (and the journal cursor), x17 a slot address when an offset is out of
+//! an instruction's reach.
 
 use aarchx_ir::{Type, Value};
+use dynasmrt::DynasmApi;
 
 use super::{a64, Lowerer, NO_SLOT};
 use crate::jit::entry::CTX_REG;
@@ -17,12 +19,10 @@ use crate::jit::entry::CTX_REG;
 pub const T0: u8 = 9;
 pub const T1: u8 = 10;
 pub const T2: u8 = 11;
-pub const T3: u8 = 12;
 /// Vector temporaries of the op emitters.
 pub const VT0: u8 = 16;
 pub const VT1: u8 = 17;
 pub const VT2: u8 = 18;
-pub const VT3: u8 = 19;
 
 /// The register a slot is accessed through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,28 +98,28 @@ impl Lowerer<'_> {
         let base = if direct { 31 } else { 17 };
         // Register 31 as a base is sp.
         match (store, w) {
-            (false, Width::X) => a64!(self.ops; ldr X(r), [XSP(base), off]),
-            (false, Width::W) => a64!(self.ops; ldr W(r), [XSP(base), off]),
-            (false, Width::S) => a64!(self.ops; ldr S(r), [XSP(base), off]),
-            (false, Width::D) => a64!(self.ops; ldr D(r), [XSP(base), off]),
-            (false, Width::Q) => a64!(self.ops; ldr Q(r), [XSP(base), off]),
-            (true, Width::X) => a64!(self.ops; str X(r), [XSP(base), off]),
-            (true, Width::W) => a64!(self.ops; str W(r), [XSP(base), off]),
-            (true, Width::S) => a64!(self.ops; str S(r), [XSP(base), off]),
-            (true, Width::D) => a64!(self.ops; str D(r), [XSP(base), off]),
-            (true, Width::Q) => a64!(self.ops; str Q(r), [XSP(base), off]),
+            (false, Width::X) => a64!(self.ops; ldr X(r), [XSP(base), #off]),
+            (false, Width::W) => a64!(self.ops; ldr W(r), [XSP(base), #off]),
+            (false, Width::S) => a64!(self.ops; ldr S(r), [XSP(base), #off]),
+            (false, Width::D) => a64!(self.ops; ldr D(r), [XSP(base), #off]),
+            (false, Width::Q) => a64!(self.ops; ldr Q(r), [XSP(base), #off]),
+            (true, Width::X) => a64!(self.ops; str X(r), [XSP(base), #off]),
+            (true, Width::W) => a64!(self.ops; str W(r), [XSP(base), #off]),
+            (true, Width::S) => a64!(self.ops; str S(r), [XSP(base), #off]),
+            (true, Width::D) => a64!(self.ops; str D(r), [XSP(base), #off]),
+            (true, Width::Q) => a64!(self.ops; str Q(r), [XSP(base), #off]),
         }
     }
 
     /// `X(r) = sp + off`.
     pub fn slot_addr(&mut self, r: u8, off: u32) {
         if off <= 0xfff {
-            a64!(self.ops; add X(r), sp, off);
+            a64!(self.ops; add XSP(r), sp, #off);
         } else {
-            let (hi, lo) = (off >> 12, off & 0xfff);
+            let (upper, lower) = (off >> 12, off & 0xfff);
             a64!(self.ops
-                ; add X(r), sp, hi, lsl 12
-                ; add X(r), X(r), lo
+                ; add XSP(r), sp, #upper, lsl #12
+                ; add XSP(r), XSP(r), #lower
             );
         }
     }
@@ -171,12 +171,12 @@ impl Lowerer<'_> {
     /// `X(r) = imm`, in one to four instructions.
     pub fn mov64(&mut self, r: u8, imm: u64) {
         if imm == 0 {
-            a64!(self.ops; movz X(r), 0);
+            a64!(self.ops; movz X(r), #0);
             return;
         }
         if (!imm) >> 16 == 0 {
             let part = (!imm) as u32;
-            a64!(self.ops; movn X(r), part);
+            a64!(self.ops; movn X(r), #part);
             return;
         }
         let mut first = true;
@@ -186,14 +186,14 @@ impl Lowerer<'_> {
                 continue;
             }
             match (first, i) {
-                (true, 0) => a64!(self.ops; movz X(r), part),
-                (true, 1) => a64!(self.ops; movz X(r), part, lsl 16),
-                (true, 2) => a64!(self.ops; movz X(r), part, lsl 32),
-                (true, _) => a64!(self.ops; movz X(r), part, lsl 48),
-                (false, 0) => a64!(self.ops; movk X(r), part),
-                (false, 1) => a64!(self.ops; movk X(r), part, lsl 16),
-                (false, 2) => a64!(self.ops; movk X(r), part, lsl 32),
-                (false, _) => a64!(self.ops; movk X(r), part, lsl 48),
+                (true, 0) => a64!(self.ops; movz X(r), #part),
+                (true, 1) => a64!(self.ops; movz X(r), #part, lsl #16),
+                (true, 2) => a64!(self.ops; movz X(r), #part, lsl #32),
+                (true, _) => a64!(self.ops; movz X(r), #part, lsl #48),
+                (false, 0) => a64!(self.ops; movk X(r), #part),
+                (false, 1) => a64!(self.ops; movk X(r), #part, lsl #16),
+                (false, 2) => a64!(self.ops; movk X(r), #part, lsl #32),
+                (false, _) => a64!(self.ops; movk X(r), #part, lsl #48),
             }
             first = false;
         }
@@ -202,9 +202,9 @@ impl Lowerer<'_> {
     /// Zero-extends the low `bits` of `X(r)` in place (no-op at 64).
     pub fn mask(&mut self, r: u8, bits: u32) {
         match bits {
-            1 => a64!(self.ops; and X(r), X(r), 1),
-            8 => a64!(self.ops; and X(r), X(r), 0xff),
-            16 => a64!(self.ops; and X(r), X(r), 0xffff),
+            1 => a64!(self.ops; and XSP(r), X(r), #1),
+            8 => a64!(self.ops; and XSP(r), X(r), #0xff),
+            16 => a64!(self.ops; and XSP(r), X(r), #0xffff),
             32 => a64!(self.ops; mov W(r), W(r)),
             64 => {}
             _ => panic!("no integer width {bits}"),
@@ -214,7 +214,7 @@ impl Lowerer<'_> {
     /// Sign-extends the low `bits` of `X(r)` to 64 bits in place.
     pub fn sext(&mut self, r: u8, bits: u32) {
         match bits {
-            1 => a64!(self.ops; sbfx X(r), X(r), 0, 1),
+            1 => a64!(self.ops; sbfx X(r), X(r), #0, #1),
             8 => a64!(self.ops; sxtb X(r), W(r)),
             16 => a64!(self.ops; sxth X(r), W(r)),
             32 => a64!(self.ops; sxtw X(r), W(r)),
@@ -274,7 +274,7 @@ impl Lowerer<'_> {
     /// caller-saved register.
     pub fn call_ctx(&mut self, ctx_off: u32) {
         a64!(self.ops
-            ; ldr x16, [X(CTX_REG), ctx_off]
+            ; ldr x16, [X(CTX_REG), #ctx_off]
             ; blr x16
         );
     }
@@ -293,19 +293,19 @@ impl Lowerer<'_> {
     }
 
     fn adjust_sp(&mut self, bytes: u32, up: bool) {
-        let (hi, lo) = (bytes >> 12, bytes & 0xfff);
-        if hi != 0 {
+        let (upper, lower) = (bytes >> 12, bytes & 0xfff);
+        if upper != 0 {
             if up {
-                a64!(self.ops; add sp, sp, hi, lsl 12);
+                a64!(self.ops; add sp, sp, #upper, lsl #12);
             } else {
-                a64!(self.ops; sub sp, sp, hi, lsl 12);
+                a64!(self.ops; sub sp, sp, #upper, lsl #12);
             }
         }
-        if lo != 0 {
+        if lower != 0 {
             if up {
-                a64!(self.ops; add sp, sp, lo);
+                a64!(self.ops; add sp, sp, #lower);
             } else {
-                a64!(self.ops; sub sp, sp, lo);
+                a64!(self.ops; sub sp, sp, #lower);
             }
         }
     }

@@ -22,15 +22,15 @@
 //! What is not lowered makes [`lower`] return [`Decline::Op`], and the
 //! dispatcher runs the region in the interpreter instead.
 
-mod frame;
 mod float;
+mod frame;
 mod int;
 mod mem;
 mod term;
 mod vector;
 
 use dynasmrt::aarch64::Aarch64Relocation;
-use dynasmrt::{DynamicLabel, VecAssembler};
+use dynasmrt::{DynamicLabel, DynasmLabelApi, VecAssembler};
 
 use aarchx_ir::{InstData, Opcode, Region, Type, Value};
 
@@ -60,6 +60,10 @@ pub enum Decline {
     /// The assembler refused the code (a branch out of reach).
     #[error("assembler: {0}")]
     Assembler(String),
+    /// The region is not well formed (a block without a terminator, a
+    /// branch to a missing block): regions must pass the verifier.
+    #[error("the region is malformed")]
+    Malformed,
 }
 
 /// The largest frame a block may allocate on the thread's stack.
@@ -127,6 +131,18 @@ impl<'r> Lowerer<'r> {
         first_stub: u32,
         options: CompileOptions,
     ) -> Result<Lowerer<'r>, Decline> {
+        // Code must never run off the end of a block: check the structure
+        // the verifier guarantees, cheaply, before relying on it.
+        let well_formed = !r.blocks.is_empty()
+            && r.blocks.iter().all(|b| {
+                b.insts.last().is_some_and(|v| {
+                    let d = r.inst(*v);
+                    d.op.is_terminator() && d.successors().iter().all(|s| (*s as usize) < r.blocks.len())
+                })
+            });
+        if !well_formed {
+            return Err(Decline::Malformed);
+        }
         let mut uses = vec![0u32; r.insts.len()];
         for block in &r.blocks {
             for v in &block.insts {

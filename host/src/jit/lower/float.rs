@@ -1,0 +1,373 @@
+//! Floating point with x86 SSE semantics, scalar (f32, f64) and vector
+//! (f32x4, f64x2).
+//!
+//! For non-NaN results arm64's IEEE arithmetic (round to nearest even, no
+//! flush to zero, as the host's FPCR is set) gives the x86 result; when a
+//! result is NaN, the lanes are rewritten by the x86 rule in
+//! [`crate::jit::runtime::fix_nan`] (a slow path, taken only then).
+//! `fmin`/`fmax` select as `minss`/`maxss` do (`a < b ? a : b`, so NaNs
+//! and equal zeros give `b`); conversions to integers turn arm's
+//! saturation (and NaN's 0) into the integer indefinite.
+
+use aarchx_ir::{FloatCond, InstData, Opcode, Type, Value};
+use dynasmrt::{DynasmApi, DynasmLabelApi};
+
+use super::frame::{Cc, Width, T0, T1, VT0, VT1, VT2};
+use super::{a64, Decline, Lowerer};
+use crate::jit::context::OFF_FIX_NAN;
+use crate::jit::runtime::nan_desc;
+
+/// `$op` on scalar registers of the float type `$ty` (f32: S, f64: D).
+macro_rules! fp3 {
+    ($s:expr, $ty:expr, $op:ident, $d:expr, $a:expr, $b:expr) => {
+        if $ty == Type::F32 {
+            a64!($s.ops; $op S($d), S($a), S($b))
+        } else {
+            a64!($s.ops; $op D($d), D($a), D($b))
+        }
+    };
+}
+
+/// `$op` on vector registers of the float shape `$ty` (f32x4: 4S, f64x2: 2D).
+macro_rules! vfp3 {
+    ($s:expr, $ty:expr, $op:ident, $d:expr, $a:expr, $b:expr) => {
+        if $ty.lane_bits() == 32 {
+            a64!($s.ops; $op V($d).S4, V($a).S4, V($b).S4)
+        } else {
+            a64!($s.ops; $op V($d).D2, V($a).D2, V($b).D2)
+        }
+    };
+}
+
+/// The condition that holds after `fcmp a, b` for an SSE predicate
+/// (unordered sets C and V, clears N and Z).
+fn float_cc(cond: FloatCond) -> Cc {
+    match cond {
+        FloatCond::Eq => Cc::Eq,
+        FloatCond::Lt => Cc::Mi,
+        FloatCond::Le => Cc::Ls,
+        FloatCond::Uno => Cc::Vs,
+        FloatCond::Une => Cc::Ne,
+        FloatCond::Nlt => Cc::Pl,
+        FloatCond::Nle => Cc::Hi,
+        FloatCond::Ord => Cc::Vc,
+    }
+}
+
+fn is_float_vector(ty: Type) -> bool {
+    matches!(ty, Type::F32X4 | Type::F64X2)
+}
+
+impl Lowerer<'_> {
+    pub(super) fn float_op(&mut self, v: Value, d: &InstData) -> Result<(), Decline> {
+        let ty = d.ty;
+        let ok = match d.op {
+            Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv | Opcode::Fsqrt | Opcode::Fmin | Opcode::Fmax => {
+                if ty.is_float() {
+                    self.scalar_arith(v, d)
+                } else if is_float_vector(ty) {
+                    self.vector_arith(v, d)
+                } else {
+                    false
+                }
+            }
+            Opcode::Fcmp => self.fcmp(v, d),
+            Opcode::FcvtToSint => self.to_sint(v, d),
+            Opcode::SintToF => self.from_sint(v, d),
+            Opcode::Fconvert => self.fconvert(v, d),
+            _ => false,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(self.decline(d))
+        }
+    }
+
+    fn scalar_arith(&mut self, v: Value, d: &InstData) -> bool {
+        let ty = d.ty;
+        let w = Width::fp(ty);
+        let unary = d.op == Opcode::Fsqrt;
+        self.load(w, 0, d.arg(0));
+        if !unary {
+            self.load(w, 1, d.arg(1));
+        }
+        match d.op {
+            Opcode::Fadd => fp3!(self, ty, fadd, 2, 0, 1),
+            Opcode::Fsub => fp3!(self, ty, fsub, 2, 0, 1),
+            Opcode::Fmul => fp3!(self, ty, fmul, 2, 0, 1),
+            Opcode::Fdiv => fp3!(self, ty, fdiv, 2, 0, 1),
+            Opcode::Fsqrt if ty == Type::F32 => a64!(self.ops; fsqrt S(2), S(0)),
+            Opcode::Fsqrt => a64!(self.ops; fsqrt D(2), D(0)),
+            // a < b ? a : b (mi: less, false when unordered); a > b ? a : b.
+            Opcode::Fmin if ty == Type::F32 => a64!(self.ops; fcmp S(0), S(1); fcsel S(2), S(0), S(1), mi),
+            Opcode::Fmin => a64!(self.ops; fcmp D(0), D(1); fcsel D(2), D(0), D(1), mi),
+            Opcode::Fmax if ty == Type::F32 => a64!(self.ops; fcmp S(0), S(1); fcsel S(2), S(0), S(1), gt),
+            Opcode::Fmax => a64!(self.ops; fcmp D(0), D(1); fcsel D(2), D(0), D(1), gt),
+            _ => return false,
+        }
+        self.store(w, 2, v);
+        if !matches!(d.op, Opcode::Fmin | Opcode::Fmax) {
+            if ty == Type::F32 {
+                a64!(self.ops; fcmp S(2), S(2); b.vc >ok);
+            } else {
+                a64!(self.ops; fcmp D(2), D(2); b.vc >ok);
+            }
+            self.nan_fixup(v, d, ty.bits(), 1);
+            a64!(self.ops; ok:);
+        }
+        true
+    }
+
+    fn vector_arith(&mut self, v: Value, d: &InstData) -> bool {
+        let ty = d.ty;
+        let unary = d.op == Opcode::Fsqrt;
+        self.ldq(0, d.arg(0));
+        if !unary {
+            self.ldq(1, d.arg(1));
+        }
+        match d.op {
+            Opcode::Fadd => vfp3!(self, ty, fadd, 2, 0, 1),
+            Opcode::Fsub => vfp3!(self, ty, fsub, 2, 0, 1),
+            Opcode::Fmul => vfp3!(self, ty, fmul, 2, 0, 1),
+            Opcode::Fdiv => vfp3!(self, ty, fdiv, 2, 0, 1),
+            Opcode::Fsqrt if ty.lane_bits() == 32 => a64!(self.ops; fsqrt V(2).S4, V(0).S4),
+            Opcode::Fsqrt => a64!(self.ops; fsqrt V(2).D2, V(0).D2),
+            Opcode::Fmin => {
+                // Lanes where b > a (a < b, false on NaN) take a.
+                vfp3!(self, ty, fcmgt, 2, 1, 0);
+                a64!(self.ops; bsl V(2).B16, V(0).B16, V(1).B16);
+            }
+            Opcode::Fmax => {
+                vfp3!(self, ty, fcmgt, 2, 0, 1);
+                a64!(self.ops; bsl V(2).B16, V(0).B16, V(1).B16);
+            }
+            _ => return false,
+        }
+        self.stq(2, v);
+        if !matches!(d.op, Opcode::Fmin | Opcode::Fmax) {
+            // Any NaN lane: all-ones where the result is not equal to itself.
+            vfp3!(self, ty, fcmeq, VT0, 2, 2);
+            a64!(self.ops
+                ; mvn V(VT0).B16, V(VT0).B16
+                ; umov X(T0), V(VT0).D[0]
+                ; umov X(T1), V(VT0).D[1]
+                ; orr X(T0), X(T0), X(T1)
+                ; cbz X(T0), >ok
+            );
+            self.nan_fixup(v, d, ty.lane_bits(), ty.lanes());
+            a64!(self.ops; ok:);
+        }
+        true
+    }
+
+    /// Calls the NaN fix-up on `v`'s slot, computed by `d` from its
+    /// operands' slots.
+    fn nan_fixup(&mut self, v: Value, d: &InstData, lane_bits: u32, lanes: u32) {
+        let unary = d.op == Opcode::Fsqrt;
+        let desc = nan_desc(lane_bits, lanes, unary);
+        let (low, high) = (desc & 0xffff, desc >> 16);
+        a64!(self.ops; movz W(0), #low; movk W(0), #high, lsl #16);
+        self.addr_of(1, d.arg(0));
+        self.addr_of(2, d.arg(if unary { 0 } else { 1 }));
+        self.addr_of(3, v);
+        self.call_ctx(OFF_FIX_NAN);
+    }
+
+    fn fcmp(&mut self, v: Value, d: &InstData) -> bool {
+        let ty = d.ty;
+        let Some(cond) = FloatCond::from_u16(d.aux) else { return false };
+        if ty.is_float() {
+            let w = Width::fp(ty);
+            self.load(w, 0, d.arg(0));
+            self.load(w, 1, d.arg(1));
+            if ty == Type::F32 {
+                a64!(self.ops; fcmp S(0), S(1));
+            } else {
+                a64!(self.ops; fcmp D(0), D(1));
+            }
+            self.cset(3, float_cc(cond));
+            self.stx(3, v);
+            return true;
+        }
+        if !is_float_vector(ty) {
+            return false;
+        }
+        self.ldq(0, d.arg(0));
+        self.ldq(1, d.arg(1));
+        // Lane masks; the negated predicates are their complements.
+        let negate = matches!(cond, FloatCond::Une | FloatCond::Nlt | FloatCond::Nle | FloatCond::Uno);
+        match cond {
+            FloatCond::Eq | FloatCond::Une => vfp3!(self, ty, fcmeq, 3, 0, 1),
+            FloatCond::Lt | FloatCond::Nlt => vfp3!(self, ty, fcmgt, 3, 1, 0),
+            FloatCond::Le | FloatCond::Nle => vfp3!(self, ty, fcmge, 3, 1, 0),
+            FloatCond::Ord | FloatCond::Uno => {
+                vfp3!(self, ty, fcmeq, VT0, 0, 0);
+                vfp3!(self, ty, fcmeq, VT1, 1, 1);
+                a64!(self.ops; and V(3).B16, V(VT0).B16, V(VT1).B16);
+            }
+        }
+        if negate {
+            a64!(self.ops; mvn V(3).B16, V(3).B16);
+        }
+        self.stq(3, v);
+        true
+    }
+
+    /// `fcvt_to_sint`: NaN and out-of-range give the integer indefinite.
+    fn to_sint(&mut self, v: Value, d: &InstData) -> bool {
+        let ty = d.ty;
+        let src = self.ty_of(d.arg(0));
+        let round = d.aux & 1 != 0;
+        if ty == Type::I32X4 {
+            return self.to_sint_vector(v, d, d.aux & 2 != 0, round);
+        }
+        if !matches!(ty, Type::I32 | Type::I64) || !src.is_float() {
+            return false;
+        }
+        let w = Width::fp(src);
+        self.load(w, 0, d.arg(0));
+        // Convert to 64 bits (saturating), then check the range.
+        match (src == Type::F32, round) {
+            (true, false) => a64!(self.ops; fcvtzs X(3), S(0)),
+            (true, true) => a64!(self.ops; fcvtns X(3), S(0)),
+            (false, false) => a64!(self.ops; fcvtzs X(3), D(0)),
+            (false, true) => a64!(self.ops; fcvtns X(3), D(0)),
+        }
+        if ty == Type::I64 {
+            // Saturation high gives i64::MAX, never a valid result from a
+            // float (low saturation is i64::MIN, the indefinite already).
+            self.mov64(T0, 1 << 63);
+            a64!(self.ops
+                ; sub XSP(T1), XSP(T0), #1
+                ; cmp X(3), X(T1)
+                ; csel X(3), X(T0), X(3), eq
+            );
+        } else {
+            a64!(self.ops
+                ; movz X(T0), #0x8000, lsl #16
+                ; sxtw X(T1), W(3)
+                ; cmp X(3), X(T1)
+                ; csel X(3), X(3), X(T0), eq
+            );
+        }
+        // NaN converts to 0 on arm64.
+        if src == Type::F32 {
+            a64!(self.ops; fcmp S(0), S(0));
+        } else {
+            a64!(self.ops; fcmp D(0), D(0));
+        }
+        a64!(self.ops; csel X(3), X(T0), X(3), vs);
+        if ty == Type::I32 {
+            self.mask(3, 32);
+        }
+        self.stx(3, v);
+        true
+    }
+
+    /// `fcvt_to_sint.i32x4`: from f32x4 (four lanes) or f64x2 (two lanes,
+    /// upper lanes zero).
+    fn to_sint_vector(&mut self, v: Value, d: &InstData, from_f64: bool, round: bool) -> bool {
+        self.ldq(0, d.arg(0));
+        if !from_f64 {
+            if round {
+                a64!(self.ops; fcvtns V(2).S4, V(0).S4);
+            } else {
+                a64!(self.ops; fcvtzs V(2).S4, V(0).S4);
+            }
+            // Bad lanes: NaN, or saturated high (0x7fffffff is never a
+            // valid result from an f32; low saturation is the indefinite).
+            a64!(self.ops
+                ; fcmeq V(VT0).S4, V(0).S4, V(0).S4
+                ; mvni V(VT1).S4, #0x80, lsl #24
+                ; cmeq V(VT2).S4, V(2).S4, V(VT1).S4
+                ; orn V(VT2).B16, V(VT2).B16, V(VT0).B16
+                ; movi V(VT1).S4, #0x80, lsl #24
+                ; bsl V(VT2).B16, V(VT1).B16, V(2).B16
+            );
+            self.stq(VT2, v);
+        } else {
+            if round {
+                a64!(self.ops; fcvtns V(2).D2, V(0).D2);
+            } else {
+                a64!(self.ops; fcvtzs V(2).D2, V(0).D2);
+            }
+            // Good lanes: not NaN and the 64-bit result survives the
+            // round trip through 32 bits.
+            a64!(self.ops
+                ; xtn V(VT0).S2, V(2).D2
+                ; sxtl V(VT1).D2, V(VT0).S2
+                ; cmeq V(VT1).D2, V(VT1).D2, V(2).D2
+                ; fcmeq V(VT2).D2, V(0).D2, V(0).D2
+                ; and V(VT1).B16, V(VT1).B16, V(VT2).B16
+                ; xtn V(VT1).S2, V(VT1).D2
+                ; movi V(VT2).S2, #0x80, lsl #24
+                ; bsl V(VT1).B8, V(VT0).B8, V(VT2).B8
+            );
+            self.stq(VT1, v);
+        }
+        true
+    }
+
+    /// `sint_to_f`: scalar from a signed integer of any width up to 64;
+    /// vector from i32 lanes.
+    fn from_sint(&mut self, v: Value, d: &InstData) -> bool {
+        let ty = d.ty;
+        let src = self.ty_of(d.arg(0));
+        if ty.is_float() {
+            if !src.is_int() || src.bits() > 64 {
+                return false;
+            }
+            self.ldx(0, d.arg(0));
+            self.sext(0, src.bits());
+            if ty == Type::F32 {
+                a64!(self.ops; scvtf S(2), X(0));
+            } else {
+                a64!(self.ops; scvtf D(2), X(0));
+            }
+            self.store(Width::fp(ty), 2, v);
+            return true;
+        }
+        self.ldq(0, d.arg(0));
+        match ty {
+            Type::F32X4 => a64!(self.ops; scvtf V(2).S4, V(0).S4),
+            Type::F64X2 => a64!(self.ops
+                ; sxtl V(1).D2, V(0).S2
+                ; scvtf V(2).D2, V(1).D2
+            ),
+            _ => return false,
+        }
+        self.stq(2, v);
+        true
+    }
+
+    /// `fconvert`: f32 <-> f64; arm64 converts NaNs as x86 does (quieted,
+    /// sign and top payload bits kept).
+    fn fconvert(&mut self, v: Value, d: &InstData) -> bool {
+        let src = self.ty_of(d.arg(0));
+        match (d.ty, src) {
+            (Type::F64, Type::F32) => {
+                self.load(Width::S, 0, d.arg(0));
+                a64!(self.ops; fcvt D(2), S(0));
+                self.store(Width::D, 2, v);
+            }
+            (Type::F32, Type::F64) => {
+                self.load(Width::D, 0, d.arg(0));
+                a64!(self.ops; fcvt S(2), D(0));
+                self.store(Width::S, 2, v);
+            }
+            (Type::F64X2, s) if s.is_vector() => {
+                self.ldq(0, d.arg(0));
+                a64!(self.ops; fcvtl V(2).D2, V(0).S2);
+                self.stq(2, v);
+            }
+            (Type::F32X4, s) if s.is_vector() => {
+                self.ldq(0, d.arg(0));
+                a64!(self.ops; fcvtn V(2).S2, V(0).D2);
+                self.stq(2, v);
+            }
+            _ => return false,
+        }
+        true
+    }
+}

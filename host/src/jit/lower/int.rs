@@ -1,0 +1,632 @@
+//! Scalar integer ops up to 64 bits (computed in X registers on
+//! zero-extended values, results masked back to their width), the i128
+//! subset the lifter produces (concatenation, extension, truncation,
+//! compare, bitwise, add/sub/mul and shifts inline, division through a
+//! Rust helper), and the type-generic `select` and `bitcast`.
+//!
+//! Semantics follow the interpreter exactly, edge cases included: shift
+//! amounts of the width or more give 0 (or the sign), rotates are modulo
+//! the width, a zero divisor gives 0 for both quotient and remainder, and
+//! so does a signed quotient that overflows the width.
+
+use aarchx_ir::{InstData, IntCond, Opcode, Type, Value};
+use dynasmrt::{DynasmApi, DynasmLabelApi};
+
+use super::frame::{Cc, Width, T0, T1, T2};
+use super::{a64, Decline, Lowerer};
+use crate::jit::context::OFF_INT128;
+use crate::jit::runtime::Int128Op;
+
+/// The arm64 condition of an integer compare (after `cmp a, b`).
+pub fn int_cc(cond: IntCond) -> Cc {
+    match cond {
+        IntCond::Eq => Cc::Eq,
+        IntCond::Ne => Cc::Ne,
+        IntCond::Ult => Cc::Lo,
+        IntCond::Ule => Cc::Ls,
+        IntCond::Ugt => Cc::Hi,
+        IntCond::Uge => Cc::Hs,
+        IntCond::Slt => Cc::Lt,
+        IntCond::Sle => Cc::Le,
+        IntCond::Sgt => Cc::Gt,
+        IntCond::Sge => Cc::Ge,
+    }
+}
+
+fn is_signed(cond: IntCond) -> bool {
+    matches!(cond, IntCond::Slt | IntCond::Sle | IntCond::Sgt | IntCond::Sge)
+}
+
+impl Lowerer<'_> {
+    /// `iconst.T IMM`, masked to T as the interpreter does.
+    pub(super) fn iconst(&mut self, v: Value, d: &InstData) -> Result<(), Decline> {
+        let bits = d.ty.bits();
+        if !d.ty.is_int() || bits > 64 {
+            return Err(self.decline(d));
+        }
+        let imm = if bits == 64 { d.imm64() } else { d.imm64() & ((1 << bits) - 1) };
+        self.mov64(3, imm);
+        self.stx(3, v);
+        Ok(())
+    }
+
+    /// A scalar integer op on types up to 64 bits.
+    pub(super) fn int_op(&mut self, v: Value, d: &InstData) -> Result<(), Decline> {
+        let ty = d.ty;
+        // Parity reads the low byte whatever the width.
+        let bits = if d.op == Opcode::Parity { ty.bits().min(64) } else { ty.bits() };
+        if !ty.is_int() || bits > 64 {
+            return Err(self.decline(d));
+        }
+        match d.op {
+            Opcode::Zext | Opcode::Trunc => {
+                self.ldx(0, d.arg(0));
+                a64!(self.ops; mov X(3), X(0));
+                self.mask(3, bits);
+            }
+            Opcode::Sext => {
+                let from = self.ty_of(d.arg(0)).bits();
+                self.ldx(3, d.arg(0));
+                self.sext(3, from);
+                self.mask(3, bits);
+            }
+            Opcode::Concat => {
+                self.ldx(0, d.arg(0));
+                self.ldx(1, d.arg(1));
+                match bits {
+                    16 => a64!(self.ops; orr X(3), X(1), X(0), lsl #8),
+                    32 => a64!(self.ops; orr X(3), X(1), X(0), lsl #16),
+                    64 => a64!(self.ops; orr X(3), X(1), X(0), lsl #32),
+                    _ => return Err(self.decline(d)),
+                }
+            }
+            Opcode::Icmp => {
+                let cond = IntCond::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
+                self.ldx(0, d.arg(0));
+                self.ldx(1, d.arg(1));
+                if is_signed(cond) && bits < 64 {
+                    self.sext_to(T0, 0, bits);
+                    self.sext_to(T1, 1, bits);
+                    a64!(self.ops; cmp X(T0), X(T1));
+                } else {
+                    a64!(self.ops; cmp X(0), X(1));
+                }
+                self.cset(3, int_cc(cond));
+            }
+            Opcode::Not | Opcode::Neg | Opcode::Clz | Opcode::Ctz | Opcode::Popcnt | Opcode::Bswap | Opcode::Parity => {
+                self.ldx(0, d.arg(0));
+                if !self.int_unary(d.op, bits, 3, 0) {
+                    return Err(self.decline(d));
+                }
+            }
+            _ if d.op.format() == aarchx_ir::Format::Binary => {
+                if self.ty_of(d.arg(1)).bits() > 64 {
+                    return Err(self.decline(d));
+                }
+                self.ldx(0, d.arg(0));
+                self.ldx(1, d.arg(1));
+                if !self.int_binary(d.op, bits, 3, 0, 1) {
+                    return Err(self.decline(d));
+                }
+            }
+            _ => return Err(self.decline(d)),
+        }
+        self.stx(3, v);
+        Ok(())
+    }
+
+    /// `X(dst) = X(a) OP X(b)` at `bits` (operands zero-extended). False
+    /// if `op` is not a binary integer op this lowers.
+    pub fn int_binary(&mut self, op: Opcode, bits: u32, dst: u8, a: u8, b: u8) -> bool {
+        let d = dst;
+        match op {
+            Opcode::Add => {
+                a64!(self.ops; add X(d), X(a), X(b));
+                self.mask(d, bits);
+            }
+            Opcode::Sub => {
+                a64!(self.ops; sub X(d), X(a), X(b));
+                self.mask(d, bits);
+            }
+            Opcode::Mul => {
+                a64!(self.ops; mul X(d), X(a), X(b));
+                self.mask(d, bits);
+            }
+            Opcode::And => a64!(self.ops; and X(d), X(a), X(b)),
+            Opcode::Or => a64!(self.ops; orr X(d), X(a), X(b)),
+            Opcode::Xor => a64!(self.ops; eor X(d), X(a), X(b)),
+            Opcode::AndNot => a64!(self.ops; bic X(d), X(a), X(b)),
+            Opcode::Umulh if bits == 64 => a64!(self.ops; umulh X(d), X(a), X(b)),
+            Opcode::Umulh => a64!(self.ops
+                ; mul X(d), X(a), X(b)
+                ; lsr X(d), X(d), #bits
+            ),
+            Opcode::Smulh if bits == 64 => a64!(self.ops; smulh X(d), X(a), X(b)),
+            Opcode::Smulh => {
+                self.sext_to(T0, a, bits);
+                self.sext_to(T1, b, bits);
+                a64!(self.ops
+                    ; mul X(d), X(T0), X(T1)
+                    ; asr X(d), X(d), #bits
+                );
+                self.mask(d, bits);
+            }
+            // arm64 division by zero gives 0, as the interpreter does.
+            Opcode::Udiv => a64!(self.ops; udiv X(d), X(a), X(b)),
+            // A quotient that does not fit the width (MIN / -1) gives 0,
+            // as in the interpreter.
+            Opcode::Sdiv if bits == 64 => {
+                self.mov64(T2, 1 << 63);
+                a64!(self.ops
+                    ; sdiv X(d), X(a), X(b)
+                    ; cmn XSP(b), #1
+                    ; ccmp X(a), X(T2), #0, eq
+                    ; csel X(d), xzr, X(d), eq
+                );
+            }
+            Opcode::Sdiv => {
+                self.sext_to(T0, a, bits);
+                self.sext_to(T1, b, bits);
+                a64!(self.ops; sdiv X(d), X(T0), X(T1));
+                self.sext_to(T2, d, bits);
+                a64!(self.ops
+                    ; cmp X(d), X(T2)
+                    ; csel X(d), X(d), xzr, eq
+                );
+                self.mask(d, bits);
+            }
+            Opcode::Urem => a64!(self.ops
+                ; udiv X(T0), X(a), X(b)
+                ; msub X(d), X(T0), X(b), X(a)
+                ; cmp XSP(b), #0
+                ; csel X(d), X(d), xzr, ne
+            ),
+            Opcode::Srem => {
+                self.sext_to(T1, a, bits);
+                self.sext_to(T2, b, bits);
+                a64!(self.ops
+                    ; sdiv X(T0), X(T1), X(T2)
+                    ; msub X(d), X(T0), X(T2), X(T1)
+                    ; cmp XSP(T2), #0
+                    ; csel X(d), X(d), xzr, ne
+                );
+                self.mask(d, bits);
+            }
+            Opcode::Umin | Opcode::Umax => {
+                a64!(self.ops; cmp X(a), X(b));
+                self.csel(d, a, b, if op == Opcode::Umin { Cc::Lo } else { Cc::Hi });
+            }
+            Opcode::Smin | Opcode::Smax => {
+                self.sext_to(T0, a, bits);
+                self.sext_to(T1, b, bits);
+                a64!(self.ops; cmp X(T0), X(T1));
+                self.csel(d, a, b, if op == Opcode::Smin { Cc::Lt } else { Cc::Gt });
+            }
+            Opcode::AvgU => a64!(self.ops
+                ; lsr X(T0), X(a), #1
+                ; lsr X(T1), X(b), #1
+                ; add X(d), X(T0), X(T1)
+                ; orr X(T0), X(a), X(b)
+                ; and XSP(T0), X(T0), #1
+                ; add X(d), X(d), X(T0)
+            ),
+            Opcode::AddSatU if bits == 64 => a64!(self.ops
+                ; adds X(d), X(a), X(b)
+                ; csinv X(d), X(d), xzr, lo
+            ),
+            Opcode::AddSatU => {
+                self.mov64(T0, (1 << bits) - 1);
+                a64!(self.ops
+                    ; add X(d), X(a), X(b)
+                    ; cmp X(d), X(T0)
+                    ; csel X(d), X(d), X(T0), ls
+                );
+            }
+            Opcode::SubSatU => a64!(self.ops
+                ; subs X(d), X(a), X(b)
+                ; csel X(d), X(d), xzr, hs
+            ),
+            Opcode::AddSatS | Opcode::SubSatS if bits == 64 => {
+                if op == Opcode::AddSatS {
+                    a64!(self.ops; adds X(d), X(a), X(b));
+                } else {
+                    a64!(self.ops; subs X(d), X(a), X(b));
+                }
+                // On overflow the result saturates toward a's sign.
+                a64!(self.ops
+                    ; asr X(T0), X(a), #63
+                    ; eor XSP(T0), X(T0), #0x7fff_ffff_ffff_ffff
+                    ; csel X(d), X(T0), X(d), vs
+                );
+            }
+            Opcode::AddSatS | Opcode::SubSatS => {
+                self.sext_to(T1, a, bits);
+                self.sext_to(T2, b, bits);
+                if op == Opcode::AddSatS {
+                    a64!(self.ops; add X(d), X(T1), X(T2));
+                } else {
+                    a64!(self.ops; sub X(d), X(T1), X(T2));
+                }
+                let max = (1u64 << (bits - 1)) - 1;
+                self.mov64(T0, max);
+                a64!(self.ops
+                    ; cmp X(d), X(T0)
+                    ; csel X(d), X(T0), X(d), gt
+                );
+                self.mov64(T0, !max);
+                a64!(self.ops
+                    ; cmp X(d), X(T0)
+                    ; csel X(d), X(T0), X(d), lt
+                );
+                self.mask(d, bits);
+            }
+            Opcode::Shl => {
+                a64!(self.ops
+                    ; lsl X(d), X(a), X(b)
+                    ; cmp XSP(b), #bits
+                    ; csel X(d), X(d), xzr, lo
+                );
+                self.mask(d, bits);
+            }
+            Opcode::Lshr => a64!(self.ops
+                ; lsr X(d), X(a), X(b)
+                ; cmp XSP(b), #bits
+                ; csel X(d), X(d), xzr, lo
+            ),
+            Opcode::Ashr => {
+                self.sext_to(T0, a, bits);
+                let top = bits - 1;
+                a64!(self.ops
+                    ; movz X(T1), #top
+                    ; cmp X(b), X(T1)
+                    ; csel X(T1), X(b), X(T1), ls
+                    ; asr X(d), X(T0), X(T1)
+                );
+                self.mask(d, bits);
+            }
+            Opcode::Rotl | Opcode::Rotr => {
+                if bits == 1 {
+                    a64!(self.ops; mov X(d), X(a));
+                    return true;
+                }
+                // Repeat the value through the register so a 64-bit rotate
+                // by any amount is the width's rotate by that amount
+                // modulo the width (the width divides 64).
+                a64!(self.ops; mov X(T0), X(a));
+                if bits <= 8 {
+                    a64!(self.ops; orr X(T0), X(T0), X(T0), lsl #8);
+                }
+                if bits <= 16 {
+                    a64!(self.ops; orr X(T0), X(T0), X(T0), lsl #16);
+                }
+                if bits <= 32 {
+                    a64!(self.ops; orr X(T0), X(T0), X(T0), lsl #32);
+                }
+                if op == Opcode::Rotl {
+                    a64!(self.ops
+                        ; neg X(T1), X(b)
+                        ; ror X(d), X(T0), X(T1)
+                    );
+                } else {
+                    a64!(self.ops; ror X(d), X(T0), X(b));
+                }
+                self.mask(d, bits);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// `X(dst) = OP X(a)` at `bits`. False if not lowered.
+    pub fn int_unary(&mut self, op: Opcode, bits: u32, dst: u8, a: u8) -> bool {
+        let d = dst;
+        match op {
+            Opcode::Not => {
+                a64!(self.ops; mvn X(d), X(a));
+                self.mask(d, bits);
+            }
+            Opcode::Neg => {
+                a64!(self.ops; neg X(d), X(a));
+                self.mask(d, bits);
+            }
+            Opcode::Clz if bits == 64 => a64!(self.ops; clz X(d), X(a)),
+            Opcode::Clz => {
+                let excess = 32 - bits;
+                a64!(self.ops
+                    ; clz W(d), W(a)
+                    ; sub XSP(d), XSP(d), #excess
+                );
+            }
+            Opcode::Ctz => {
+                if bits == 64 {
+                    a64!(self.ops; rbit X(d), X(a));
+                } else {
+                    // A stop bit at the width makes zero count as the width.
+                    self.mov64(T0, 1 << bits);
+                    a64!(self.ops
+                        ; orr X(d), X(a), X(T0)
+                        ; rbit X(d), X(d)
+                    );
+                }
+                a64!(self.ops; clz X(d), X(d));
+            }
+            Opcode::Popcnt => self.popcount(d, a),
+            Opcode::Bswap => match bits {
+                64 => a64!(self.ops; rev X(d), X(a)),
+                32 => a64!(self.ops; rev W(d), W(a)),
+                16 => a64!(self.ops; rev16 W(d), W(a)),
+                8 => a64!(self.ops; mov X(d), X(a)),
+                _ => return false,
+            },
+            Opcode::Parity => {
+                if bits < 8 {
+                    a64!(self.ops; and XSP(d), X(a), #1);
+                } else {
+                    a64!(self.ops; and XSP(d), X(a), #0xff);
+                }
+                self.popcount(d, d);
+                a64!(self.ops; eor XSP(d), X(d), #1);
+                a64!(self.ops; and XSP(d), X(d), #1);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// `X(d) = popcount(X(a))` through the vector unit.
+    fn popcount(&mut self, d: u8, a: u8) {
+        use super::frame::VT0;
+        a64!(self.ops
+            ; fmov D(VT0), X(a)
+            ; cnt V(VT0).B8, V(VT0).B8
+            ; addv B(VT0), V(VT0).B8
+            ; fmov W(d), S(VT0)
+        );
+    }
+
+    /// Ops with an i128 result or operand: pairs (lo, hi) in x0/x1 and
+    /// x2/x3, result in x4/x5.
+    pub(super) fn int128_op(&mut self, v: Value, d: &InstData) -> Result<(), Decline> {
+        let wide = d.ty == Type::I128;
+        match d.op {
+            Opcode::Trunc | Opcode::Parity => return self.int_op(v, d),
+            Opcode::Zext if wide => {
+                self.ldx(4, d.arg(0));
+                self.stx(4, v);
+                self.stx_hi(31, v);
+            }
+            Opcode::Sext if wide => {
+                let from = self.ty_of(d.arg(0)).bits();
+                self.ldx(4, d.arg(0));
+                self.sext(4, from);
+                a64!(self.ops; asr X(5), X(4), #63);
+                self.stx(4, v);
+                self.stx_hi(5, v);
+            }
+            Opcode::Concat if wide => {
+                self.ldx(4, d.arg(1));
+                self.ldx(5, d.arg(0));
+                self.stx(4, v);
+                self.stx_hi(5, v);
+            }
+            Opcode::Not | Opcode::Neg if wide => {
+                self.load_pair(0, d.arg(0));
+                if d.op == Opcode::Not {
+                    a64!(self.ops
+                        ; mvn X(4), X(0)
+                        ; mvn X(5), X(1)
+                    );
+                } else {
+                    a64!(self.ops
+                        ; negs X(4), X(0)
+                        ; ngc X(5), X(1)
+                    );
+                }
+                self.store_pair(4, v);
+            }
+            Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::And | Opcode::Or | Opcode::Xor | Opcode::AndNot
+                if wide =>
+            {
+                self.load_pair(0, d.arg(0));
+                self.load_pair(2, d.arg(1));
+                match d.op {
+                    Opcode::Add => a64!(self.ops; adds X(4), X(0), X(2); adc X(5), X(1), X(3)),
+                    Opcode::Sub => a64!(self.ops; subs X(4), X(0), X(2); sbc X(5), X(1), X(3)),
+                    Opcode::Mul => a64!(self.ops
+                        ; umulh X(T0), X(0), X(2)
+                        ; madd X(T0), X(0), X(3), X(T0)
+                        ; madd X(5), X(1), X(2), X(T0)
+                        ; mul X(4), X(0), X(2)
+                    ),
+                    Opcode::And => a64!(self.ops; and X(4), X(0), X(2); and X(5), X(1), X(3)),
+                    Opcode::Or => a64!(self.ops; orr X(4), X(0), X(2); orr X(5), X(1), X(3)),
+                    Opcode::Xor => a64!(self.ops; eor X(4), X(0), X(2); eor X(5), X(1), X(3)),
+                    _ => a64!(self.ops; bic X(4), X(0), X(2); bic X(5), X(1), X(3)),
+                }
+                self.store_pair(4, v);
+            }
+            Opcode::Shl | Opcode::Lshr | Opcode::Ashr if wide => {
+                if self.ty_of(d.arg(1)).bits() > 64 {
+                    return Err(self.decline(d));
+                }
+                self.load_pair(0, d.arg(0));
+                self.ldx(2, d.arg(1));
+                self.shift128(d.op);
+                self.store_pair(4, v);
+            }
+            Opcode::Icmp if wide => {
+                let cond = IntCond::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
+                self.load_pair(0, d.arg(0));
+                self.load_pair(2, d.arg(1));
+                match cond {
+                    IntCond::Eq | IntCond::Ne => a64!(self.ops
+                        ; cmp X(0), X(2)
+                        ; ccmp X(1), X(3), #0, eq
+                    ),
+                    // a < b (or a >= b) from the borrow of a - b; the
+                    // other two by swapping the operands.
+                    IntCond::Ult | IntCond::Uge | IntCond::Slt | IntCond::Sge => a64!(self.ops
+                        ; cmp X(0), X(2)
+                        ; sbcs xzr, X(1), X(3)
+                    ),
+                    _ => a64!(self.ops
+                        ; cmp X(2), X(0)
+                        ; sbcs xzr, X(3), X(1)
+                    ),
+                }
+                let cc = match cond {
+                    IntCond::Eq => Cc::Eq,
+                    IntCond::Ne => Cc::Ne,
+                    IntCond::Ult | IntCond::Ugt => Cc::Lo,
+                    IntCond::Uge | IntCond::Ule => Cc::Hs,
+                    IntCond::Slt | IntCond::Sgt => Cc::Lt,
+                    IntCond::Sge | IntCond::Sle => Cc::Ge,
+                };
+                self.cset(4, cc);
+                self.stx(4, v);
+            }
+            Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem if wide => {
+                let op = match d.op {
+                    Opcode::Udiv => Int128Op::Udiv,
+                    Opcode::Sdiv => Int128Op::Sdiv,
+                    Opcode::Urem => Int128Op::Urem,
+                    _ => Int128Op::Srem,
+                } as u32;
+                a64!(self.ops; movz W(0), #op);
+                self.addr_of(1, d.arg(0));
+                self.addr_of(2, d.arg(1));
+                self.addr_of(3, v);
+                self.call_ctx(OFF_INT128);
+            }
+            _ => return Err(self.decline(d)),
+        }
+        Ok(())
+    }
+
+    /// x4/x5 = the i128 in x0/x1 shifted by the amount in x2 (any
+    /// unsigned value: 128 or more gives 0, or the sign for `ashr`).
+    fn shift128(&mut self, op: Opcode) {
+        if op == Opcode::Ashr {
+            // Clamp to 127: the same as any larger amount.
+            a64!(self.ops
+                ; movz X(T0), #127
+                ; cmp X(2), X(T0)
+                ; csel X(2), X(2), X(T0), ls
+            );
+        } else {
+            a64!(self.ops
+                ; cmp XSP(2), #128
+                ; b.hs >zero
+            );
+        }
+        a64!(self.ops
+            ; cmp XSP(2), #64
+            ; b.hs >big
+            ; cbz X(2), >same
+            // 0 < n < 64: bits cross between the halves (register shifts
+            // take the amount modulo 64, so -n is 64 - n).
+            ; neg X(T0), X(2)
+        );
+        match op {
+            Opcode::Shl => a64!(self.ops
+                ; lsr X(T0), X(0), X(T0)
+                ; lsl X(5), X(1), X(2)
+                ; orr X(5), X(5), X(T0)
+                ; lsl X(4), X(0), X(2)
+                ; b >done
+                ; big:
+                ; lsl X(5), X(0), X(2)
+                ; mov X(4), xzr
+                ; b >done
+                ; zero:
+                ; mov X(4), xzr
+                ; mov X(5), xzr
+                ; b >done
+            ),
+            Opcode::Lshr => a64!(self.ops
+                ; lsl X(T0), X(1), X(T0)
+                ; lsr X(4), X(0), X(2)
+                ; orr X(4), X(4), X(T0)
+                ; lsr X(5), X(1), X(2)
+                ; b >done
+                ; big:
+                ; lsr X(4), X(1), X(2)
+                ; mov X(5), xzr
+                ; b >done
+                ; zero:
+                ; mov X(4), xzr
+                ; mov X(5), xzr
+                ; b >done
+            ),
+            _ => a64!(self.ops
+                ; lsl X(T0), X(1), X(T0)
+                ; lsr X(4), X(0), X(2)
+                ; orr X(4), X(4), X(T0)
+                ; asr X(5), X(1), X(2)
+                ; b >done
+                ; big:
+                ; asr X(4), X(1), X(2)
+                ; asr X(5), X(1), #63
+                ; b >done
+            ),
+        }
+        a64!(self.ops
+            ; same:
+            ; mov X(4), X(0)
+            ; mov X(5), X(1)
+            ; done:
+        );
+    }
+
+    fn load_pair(&mut self, r: u8, v: Value) {
+        self.ldx(r, v);
+        self.ldx_hi(r + 1, v);
+    }
+
+    fn store_pair(&mut self, r: u8, v: Value) {
+        self.stx(r, v);
+        self.stx_hi(r + 1, v);
+    }
+
+    /// `select` (any type, as bits) and `bitcast` (a copy at the width).
+    pub(super) fn generic_op(&mut self, v: Value, d: &InstData) -> Result<(), Decline> {
+        match d.op {
+            Opcode::Select => {
+                let wide = d.ty.bits() > 64;
+                self.ldx(0, d.arg(0));
+                a64!(self.ops; tst X(0), #1);
+                self.ldx(1, d.arg(1));
+                self.ldx(2, d.arg(2));
+                a64!(self.ops; csel X(3), X(1), X(2), ne);
+                self.stx(3, v);
+                if wide {
+                    self.ldx_hi(1, d.arg(1));
+                    self.ldx_hi(2, d.arg(2));
+                    a64!(self.ops; csel X(3), X(1), X(2), ne);
+                    self.stx_hi(3, v);
+                }
+            }
+            Opcode::Bitcast => match d.ty.bits() {
+                32 => {
+                    self.load(Width::W, 3, d.arg(0));
+                    self.stx(3, v);
+                }
+                64 => {
+                    self.ldx(3, d.arg(0));
+                    self.stx(3, v);
+                }
+                128 => {
+                    self.ldq(3, d.arg(0));
+                    self.stq(3, v);
+                }
+                _ => {
+                    self.ldx(3, d.arg(0));
+                    self.mask(3, d.ty.bits());
+                    self.stx(3, v);
+                }
+            },
+            _ => return Err(self.decline(d)),
+        }
+        Ok(())
+    }
+}

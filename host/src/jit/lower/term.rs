@@ -1,0 +1,127 @@
+//! `insn` marks, `call` and the terminators.
+//!
+//! `insn` writes `rip` only when the region has a `call` (a helper may
+//! read it), and lazily: the last mark's address is stored before a call
+//! and before each branch between IR blocks. Exits and traps always
+//! write `rip`.
+//!
+//! An `exit` of kind jump or call becomes a chainable stub (see
+//! [`crate::jit::chain`]) unless the block is journaled; every other exit
+//! and every trap returns to Rust through the trampoline with its exit
+//! code in x0.
+
+use aarchx_ir::{ExitKind, GuestState, InstData, Opcode, TrapKind};
+use dynasmrt::{DynasmApi, DynasmLabelApi};
+
+use super::{a64, Decline, Lowerer};
+use crate::jit::chain::{StubId, StubSite};
+use crate::jit::context::OFF_CALL_HELPER;
+use crate::jit::entry::{BUDGET_REG, CTX_REG, STATE_REG};
+use crate::jit::exit::{exit_code, trap_code};
+
+const OFF_RIP: u32 = GuestState::OFFSET_RIP as u32;
+
+impl Lowerer<'_> {
+    pub(super) fn term_op(&mut self, d: &InstData, b: usize) -> Result<(), Decline> {
+        match d.op {
+            Opcode::Insn => {
+                if self.needs_rip {
+                    self.pending_rip = Some(d.imm64());
+                }
+            }
+            Opcode::Call => {
+                self.flush_rip();
+                let helper = u32::from(d.aux);
+                a64!(self.ops
+                    ; movz w0, #helper
+                    ; mov x1, X(STATE_REG)
+                    ; mov x2, X(CTX_REG)
+                );
+                self.call_ctx(OFF_CALL_HELPER);
+            }
+            Opcode::Jump => {
+                self.flush_rip();
+                let target = d.args[0] as usize;
+                if target != b + 1 {
+                    let label = self.labels[target];
+                    a64!(self.ops; b =>label);
+                }
+            }
+            Opcode::Brif => {
+                self.flush_rip();
+                let (then, els) = (d.args[1] as usize, d.args[2] as usize);
+                self.ldx(0, d.arg(0));
+                let (lt, le) = (self.labels[then], self.labels[els]);
+                if then == b + 1 {
+                    a64!(self.ops; cbz X(0), =>le);
+                } else {
+                    a64!(self.ops; cbnz X(0), =>lt);
+                    if els != b + 1 {
+                        a64!(self.ops; b =>le);
+                    }
+                }
+            }
+            Opcode::Exit => {
+                let kind = ExitKind::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
+                self.exit(kind, d.imm64());
+            }
+            Opcode::ExitIndirect => {
+                let kind = ExitKind::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
+                self.ldx(0, d.arg(0));
+                a64!(self.ops; str x0, [X(STATE_REG), #OFF_RIP]);
+                self.pop_frame();
+                self.leave(exit_code(kind, None));
+            }
+            Opcode::Trap => {
+                let kind = TrapKind::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
+                self.mov64(0, d.imm64());
+                a64!(self.ops; str x0, [X(STATE_REG), #OFF_RIP]);
+                self.pop_frame();
+                self.leave(trap_code(kind));
+            }
+            _ => return Err(self.decline(d)),
+        }
+        Ok(())
+    }
+
+    /// Writes the pending `insn` address to `rip`.
+    fn flush_rip(&mut self) {
+        if let Some(addr) = self.pending_rip.take() {
+            self.mov64(0, addr);
+            a64!(self.ops; str x0, [X(STATE_REG), #OFF_RIP]);
+        }
+    }
+
+    /// `exit KIND target`: a chainable stub for jumps and calls.
+    fn exit(&mut self, kind: ExitKind, target: u64) {
+        self.pop_frame();
+        let chainable = matches!(kind, ExitKind::Jump | ExitKind::Call) && !self.options.journal;
+        let stub = if chainable {
+            let id = StubId(self.first_stub + self.stubs.len() as u32);
+            a64!(self.ops
+                ; subs X(BUDGET_REG), XSP(BUDGET_REG), #1
+                ; b.eq >slow
+            );
+            let patch = self.ops.offset().0 as u32;
+            a64!(self.ops
+                ; b >slow
+                ; slow:
+            );
+            let slow = self.ops.offset().0 as u32;
+            self.stubs.push(StubSite { patch, slow, target });
+            Some(id)
+        } else {
+            None
+        };
+        self.mov64(0, target);
+        a64!(self.ops; str x0, [X(STATE_REG), #OFF_RIP]);
+        self.leave(exit_code(kind, stub));
+    }
+
+    /// Returns to Rust with `code` (the frame already popped).
+    fn leave(&mut self, code: u64) {
+        self.mov64(0, code);
+        let exit = self.exit_addr;
+        a64!(self.ops; b extern exit);
+    }
+}

@@ -1,0 +1,431 @@
+//! Integer vector ops on NEON (lane-wise arithmetic, compares, shifts by
+//! a scalar amount) and the ops that move data between lanes or change
+//! the lane shape (splat, lane extract/insert, sign masks, shuffles,
+//! interleaves, narrows, byte shifts and the SSE2 widening ops).
+//! `v128` is treated as two 64-bit lanes, as the interpreter does.
+//!
+//! Declined: vector division and rotates, `avg_u` on 64-bit lanes, the
+//! bit counts other than `popcnt.i8x16` and `clz` on lanes up to 32 bits,
+//! `bswap` and `parity` on vectors.
+
+use aarchx_ir::{InstData, IntCond, Opcode, Type, Value};
+use dynasmrt::DynasmApi;
+
+use super::frame::{T0, T1, T2, VT0, VT1};
+use super::{a64, Decline, Lowerer};
+
+/// `$op` on all three registers with the arrangement of `$lane` bits
+/// (8: 16B, 16: 8H, 32: 4S, 64: 2D).
+macro_rules! v3 {
+    ($s:expr, $lane:expr, $op:ident, $d:expr, $a:expr, $b:expr) => {
+        match $lane {
+            8 => a64!($s.ops; $op V($d).B16, V($a).B16, V($b).B16),
+            16 => a64!($s.ops; $op V($d).H8, V($a).H8, V($b).H8),
+            32 => a64!($s.ops; $op V($d).S4, V($a).S4, V($b).S4),
+            _ => a64!($s.ops; $op V($d).D2, V($a).D2, V($b).D2),
+        }
+    };
+}
+
+/// As [`v3`] for ops without a 2D form (the caller handles 64-bit lanes).
+macro_rules! v3_bhs {
+    ($s:expr, $lane:expr, $op:ident, $d:expr, $a:expr, $b:expr) => {
+        match $lane {
+            8 => a64!($s.ops; $op V($d).B16, V($a).B16, V($b).B16),
+            16 => a64!($s.ops; $op V($d).H8, V($a).H8, V($b).H8),
+            _ => a64!($s.ops; $op V($d).S4, V($a).S4, V($b).S4),
+        }
+    };
+}
+
+impl Lowerer<'_> {
+    pub(super) fn vector_op(&mut self, v: Value, d: &InstData) -> Result<(), Decline> {
+        let ok = match d.op.format() {
+            aarchx_ir::Format::Binary if !is_shape_op(d.op) => self.vector_binary(v, d),
+            aarchx_ir::Format::Unary if !is_shape_op(d.op) => self.vector_unary(v, d),
+            aarchx_ir::Format::IntCompare => self.vector_icmp(v, d),
+            _ => self.shape_op(v, d),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(self.decline(d))
+        }
+    }
+
+    fn vector_binary(&mut self, v: Value, d: &InstData) -> bool {
+        let lane = d.ty.lane_bits();
+        if matches!(d.op, Opcode::Shl | Opcode::Lshr | Opcode::Ashr) {
+            return self.vector_shift(v, d);
+        }
+        self.ldq(0, d.arg(0));
+        self.ldq(1, d.arg(1));
+        match d.op {
+            Opcode::Add => v3!(self, lane, add, 3, 0, 1),
+            Opcode::Sub => v3!(self, lane, sub, 3, 0, 1),
+            Opcode::And => a64!(self.ops; and V(3).B16, V(0).B16, V(1).B16),
+            Opcode::Or => a64!(self.ops; orr V(3).B16, V(0).B16, V(1).B16),
+            Opcode::Xor => a64!(self.ops; eor V(3).B16, V(0).B16, V(1).B16),
+            Opcode::AndNot => a64!(self.ops; bic V(3).B16, V(0).B16, V(1).B16),
+            Opcode::AddSatU => v3!(self, lane, uqadd, 3, 0, 1),
+            Opcode::AddSatS => v3!(self, lane, sqadd, 3, 0, 1),
+            Opcode::SubSatU => v3!(self, lane, uqsub, 3, 0, 1),
+            Opcode::SubSatS => v3!(self, lane, sqsub, 3, 0, 1),
+            Opcode::Mul | Opcode::Umulh | Opcode::Smulh if lane == 64 => {
+                // No 64-bit lane multiply on NEON: one lane at a time.
+                for i in 0..2u32 {
+                    a64!(self.ops
+                        ; umov X(T0), V(0).D[i]
+                        ; umov X(T1), V(1).D[i]
+                    );
+                    match d.op {
+                        Opcode::Mul => a64!(self.ops; mul X(T2), X(T0), X(T1)),
+                        Opcode::Umulh => a64!(self.ops; umulh X(T2), X(T0), X(T1)),
+                        _ => a64!(self.ops; smulh X(T2), X(T0), X(T1)),
+                    }
+                    a64!(self.ops; ins V(3).D[i], X(T2));
+                }
+            }
+            Opcode::Mul => v3_bhs!(self, lane, mul, 3, 0, 1),
+            Opcode::Umulh | Opcode::Smulh => {
+                // Widening products of the low and high halves, then the
+                // high half of each product.
+                let signed = d.op == Opcode::Smulh;
+                match (lane, signed) {
+                    (8, false) => {
+                        a64!(self.ops; umull V(VT0).H8, V(0).B8, V(1).B8; umull2 V(VT1).H8, V(0).B16, V(1).B16)
+                    }
+                    (8, true) => {
+                        a64!(self.ops; smull V(VT0).H8, V(0).B8, V(1).B8; smull2 V(VT1).H8, V(0).B16, V(1).B16)
+                    }
+                    (16, false) => {
+                        a64!(self.ops; umull V(VT0).S4, V(0).H4, V(1).H4; umull2 V(VT1).S4, V(0).H8, V(1).H8)
+                    }
+                    (16, true) => a64!(self.ops; smull V(VT0).S4, V(0).H4, V(1).H4; smull2 V(VT1).S4, V(0).H8, V(1).H8),
+                    (_, false) => a64!(self.ops; umull V(VT0).D2, V(0).S2, V(1).S2; umull2 V(VT1).D2, V(0).S4, V(1).S4),
+                    (_, true) => a64!(self.ops; smull V(VT0).D2, V(0).S2, V(1).S2; smull2 V(VT1).D2, V(0).S4, V(1).S4),
+                }
+                v3_bhs!(self, lane, uzp2, 3, VT0, VT1);
+            }
+            Opcode::Umin | Opcode::Umax | Opcode::Smin | Opcode::Smax if lane == 64 => {
+                // Mask of lanes where a wins, then select.
+                match d.op {
+                    Opcode::Umin => a64!(self.ops; cmhi V(3).D2, V(1).D2, V(0).D2),
+                    Opcode::Umax => a64!(self.ops; cmhi V(3).D2, V(0).D2, V(1).D2),
+                    Opcode::Smin => a64!(self.ops; cmgt V(3).D2, V(1).D2, V(0).D2),
+                    _ => a64!(self.ops; cmgt V(3).D2, V(0).D2, V(1).D2),
+                }
+                a64!(self.ops; bsl V(3).B16, V(0).B16, V(1).B16);
+            }
+            Opcode::Umin => v3_bhs!(self, lane, umin, 3, 0, 1),
+            Opcode::Umax => v3_bhs!(self, lane, umax, 3, 0, 1),
+            Opcode::Smin => v3_bhs!(self, lane, smin, 3, 0, 1),
+            Opcode::Smax => v3_bhs!(self, lane, smax, 3, 0, 1),
+            Opcode::AvgU if lane < 64 => v3_bhs!(self, lane, urhadd, 3, 0, 1),
+            _ => return false,
+        }
+        self.stq(3, v);
+        true
+    }
+
+    /// `shl`/`lshr`/`ashr` of every lane by one scalar amount: clamped to
+    /// the lane width (where NEON's register shifts give 0, or the sign
+    /// for `sshl`), negated for right shifts, and splat.
+    fn vector_shift(&mut self, v: Value, d: &InstData) -> bool {
+        let lane = d.ty.lane_bits();
+        if self.ty_of(d.arg(1)).bits() > 64 {
+            return false;
+        }
+        self.ldq(0, d.arg(0));
+        self.ldx(1, d.arg(1));
+        a64!(self.ops
+            ; movz X(T0), #lane
+            ; cmp X(1), X(T0)
+            ; csel X(1), X(1), X(T0), lo
+        );
+        if d.op != Opcode::Shl {
+            a64!(self.ops; neg X(1), X(1));
+        }
+        match lane {
+            8 => a64!(self.ops; dup V(1).B16, W(1)),
+            16 => a64!(self.ops; dup V(1).H8, W(1)),
+            32 => a64!(self.ops; dup V(1).S4, W(1)),
+            _ => a64!(self.ops; dup V(1).D2, X(1)),
+        }
+        if d.op == Opcode::Ashr {
+            v3!(self, lane, sshl, 3, 0, 1);
+        } else {
+            v3!(self, lane, ushl, 3, 0, 1);
+        }
+        self.stq(3, v);
+        true
+    }
+
+    fn vector_unary(&mut self, v: Value, d: &InstData) -> bool {
+        let lane = d.ty.lane_bits();
+        self.ldq(0, d.arg(0));
+        match d.op {
+            Opcode::Not => a64!(self.ops; mvn V(3).B16, V(0).B16),
+            Opcode::Neg => match lane {
+                8 => a64!(self.ops; neg V(3).B16, V(0).B16),
+                16 => a64!(self.ops; neg V(3).H8, V(0).H8),
+                32 => a64!(self.ops; neg V(3).S4, V(0).S4),
+                _ => a64!(self.ops; neg V(3).D2, V(0).D2),
+            },
+            Opcode::Popcnt if lane == 8 => a64!(self.ops; cnt V(3).B16, V(0).B16),
+            Opcode::Clz => match lane {
+                8 => a64!(self.ops; clz V(3).B16, V(0).B16),
+                16 => a64!(self.ops; clz V(3).H8, V(0).H8),
+                32 => a64!(self.ops; clz V(3).S4, V(0).S4),
+                _ => return false,
+            },
+            _ => return false,
+        }
+        self.stq(3, v);
+        true
+    }
+
+    /// Lane-wise integer compare: all-ones lanes where it holds.
+    fn vector_icmp(&mut self, v: Value, d: &InstData) -> bool {
+        let lane = d.ty.lane_bits();
+        let Some(cond) = IntCond::from_u16(d.aux) else { return false };
+        self.ldq(0, d.arg(0));
+        self.ldq(1, d.arg(1));
+        match cond {
+            IntCond::Eq | IntCond::Ne => v3!(self, lane, cmeq, 3, 0, 1),
+            IntCond::Ugt => v3!(self, lane, cmhi, 3, 0, 1),
+            IntCond::Uge => v3!(self, lane, cmhs, 3, 0, 1),
+            IntCond::Ult => v3!(self, lane, cmhi, 3, 1, 0),
+            IntCond::Ule => v3!(self, lane, cmhs, 3, 1, 0),
+            IntCond::Sgt => v3!(self, lane, cmgt, 3, 0, 1),
+            IntCond::Sge => v3!(self, lane, cmge, 3, 0, 1),
+            IntCond::Slt => v3!(self, lane, cmgt, 3, 1, 0),
+            IntCond::Sle => v3!(self, lane, cmge, 3, 1, 0),
+        }
+        if cond == IntCond::Ne {
+            a64!(self.ops; mvn V(3).B16, V(3).B16);
+        }
+        self.stq(3, v);
+        true
+    }
+
+    fn shape_op(&mut self, v: Value, d: &InstData) -> bool {
+        let ty = d.ty;
+        let lane = ty.lane_bits();
+        if !ty.is_vector() {
+            return false;
+        }
+        match d.op {
+            Opcode::Splat => {
+                self.ldx(0, d.arg(0));
+                match lane {
+                    8 => a64!(self.ops; dup V(3).B16, W(0)),
+                    16 => a64!(self.ops; dup V(3).H8, W(0)),
+                    32 => a64!(self.ops; dup V(3).S4, W(0)),
+                    _ => a64!(self.ops; dup V(3).D2, X(0)),
+                }
+            }
+            Opcode::ExtractLane => {
+                let i = u32::from(d.aux);
+                if i >= ty.lanes() {
+                    return false;
+                }
+                self.ldq(0, d.arg(0));
+                match lane {
+                    8 => a64!(self.ops; umov W(3), V(0).B[i]),
+                    16 => a64!(self.ops; umov W(3), V(0).H[i]),
+                    32 => a64!(self.ops; umov W(3), V(0).S[i]),
+                    _ => a64!(self.ops; umov X(3), V(0).D[i]),
+                }
+                self.stx(3, v);
+                return true;
+            }
+            Opcode::InsertLane => {
+                let i = u32::from(d.aux);
+                if i >= ty.lanes() {
+                    return false;
+                }
+                self.ldq(3, d.arg(0));
+                self.ldx(1, d.arg(1));
+                match lane {
+                    8 => a64!(self.ops; ins V(3).B[i], W(1)),
+                    16 => a64!(self.ops; ins V(3).H[i], W(1)),
+                    32 => a64!(self.ops; ins V(3).S[i], W(1)),
+                    _ => a64!(self.ops; ins V(3).D[i], X(1)),
+                }
+            }
+            Opcode::Movmsk => {
+                self.ldq(0, d.arg(0));
+                self.movmsk(lane);
+                self.stx(3, v);
+                return true;
+            }
+            Opcode::Shuffle => {
+                let n = ty.lanes();
+                if n != 4 && n != 8 {
+                    return false;
+                }
+                self.ldq(0, d.arg(0));
+                a64!(self.ops; mov V(3).B16, V(0).B16);
+                let base = if n == 8 && d.aux & 0x100 != 0 { 4 } else { 0 };
+                for k in 0..4u32 {
+                    let from = base + u32::from(d.aux >> (2 * k)) % 4;
+                    let to = base + k;
+                    if n == 4 {
+                        a64!(self.ops; ins V(3).S[to], V(0).S[from]);
+                    } else {
+                        a64!(self.ops; ins V(3).H[to], V(0).H[from]);
+                    }
+                }
+            }
+            Opcode::Shuffle2 => {
+                let n = ty.lanes();
+                if n != 2 && n != 4 {
+                    return false;
+                }
+                self.ldq(0, d.arg(0));
+                self.ldq(1, d.arg(1));
+                let field = n.trailing_zeros();
+                for j in 0..n {
+                    let from = u32::from(d.aux >> (field * j)) % n;
+                    let src = if j < n / 2 { 0 } else { 1 };
+                    if n == 4 {
+                        a64!(self.ops; ins V(3).S[j], V(src).S[from]);
+                    } else {
+                        a64!(self.ops; ins V(3).D[j], V(src).D[from]);
+                    }
+                }
+            }
+            Opcode::UnpackLo | Opcode::UnpackHi => {
+                self.ldq(0, d.arg(0));
+                self.ldq(1, d.arg(1));
+                if d.op == Opcode::UnpackLo {
+                    v3!(self, lane, zip1, 3, 0, 1);
+                } else {
+                    v3!(self, lane, zip2, 3, 0, 1);
+                }
+            }
+            Opcode::NarrowS | Opcode::NarrowU => {
+                self.ldq(0, d.arg(0));
+                self.ldq(1, d.arg(1));
+                let signed = d.op == Opcode::NarrowS;
+                match (lane, signed) {
+                    (8, true) => a64!(self.ops; sqxtn V(3).B8, V(0).H8; sqxtn2 V(3).B16, V(1).H8),
+                    (8, false) => a64!(self.ops; sqxtun V(3).B8, V(0).H8; sqxtun2 V(3).B16, V(1).H8),
+                    (16, true) => a64!(self.ops; sqxtn V(3).H4, V(0).S4; sqxtn2 V(3).H8, V(1).S4),
+                    (16, false) => a64!(self.ops; sqxtun V(3).H4, V(0).S4; sqxtun2 V(3).H8, V(1).S4),
+                    (32, true) => a64!(self.ops; sqxtn V(3).S2, V(0).D2; sqxtn2 V(3).S4, V(1).D2),
+                    (32, false) => a64!(self.ops; sqxtun V(3).S2, V(0).D2; sqxtun2 V(3).S4, V(1).D2),
+                    _ => return false,
+                }
+            }
+            Opcode::ByteShl | Opcode::ByteShr => {
+                let n = u32::from(d.aux);
+                self.ldq(0, d.arg(0));
+                a64!(self.ops; movi V(VT0).D2, #0);
+                if n >= 16 {
+                    a64!(self.ops; mov V(3).B16, V(VT0).B16);
+                } else if n == 0 {
+                    a64!(self.ops; mov V(3).B16, V(0).B16);
+                } else if d.op == Opcode::ByteShr {
+                    a64!(self.ops; ext V(3).B16, V(0).B16, V(VT0).B16, #n);
+                } else {
+                    let k = 16 - n;
+                    a64!(self.ops; ext V(3).B16, V(VT0).B16, V(0).B16, #k);
+                }
+            }
+            Opcode::MulAddPairs if ty == Type::I32X4 => {
+                self.ldq(0, d.arg(0));
+                self.ldq(1, d.arg(1));
+                a64!(self.ops
+                    ; smull V(VT0).S4, V(0).H4, V(1).H4
+                    ; smull2 V(VT1).S4, V(0).H8, V(1).H8
+                    ; addp V(3).S4, V(VT0).S4, V(VT1).S4
+                );
+            }
+            Opcode::SumAbsDiff if ty == Type::I64X2 => {
+                self.ldq(0, d.arg(0));
+                self.ldq(1, d.arg(1));
+                a64!(self.ops
+                    ; uabd V(VT0).B16, V(0).B16, V(1).B16
+                    ; uaddlp V(VT0).H8, V(VT0).B16
+                    ; uaddlp V(VT0).S4, V(VT0).H8
+                    ; uaddlp V(3).D2, V(VT0).S4
+                );
+            }
+            Opcode::MulEvenU if ty == Type::I64X2 => {
+                self.ldq(0, d.arg(0));
+                self.ldq(1, d.arg(1));
+                a64!(self.ops
+                    ; xtn V(VT0).S2, V(0).D2
+                    ; xtn V(VT1).S2, V(1).D2
+                    ; umull V(3).D2, V(VT0).S2, V(VT1).S2
+                );
+            }
+            _ => return false,
+        }
+        self.stq(3, v);
+        true
+    }
+
+    /// `X(3)` = the sign bits of the lanes of `V(0)` (`lane` bits wide).
+    /// Each lane becomes a byte mask (shift by the sign, narrow), and the
+    /// top bits of eight bytes gather into one byte by a multiply: with
+    /// byte i's bit at 8i+7, times sum of 2^(7k), bit 56+i receives
+    /// exactly byte i and nothing carries into the top byte.
+    fn movmsk(&mut self, lane: u32) {
+        match lane {
+            8 => {
+                a64!(self.ops; umov X(T0), V(0).D[0]);
+                self.gather_bytes(T0);
+                a64!(self.ops; umov X(T1), V(0).D[1]);
+                self.gather_bytes(T1);
+                a64!(self.ops; orr X(3), X(T0), X(T1), lsl #8);
+                return;
+            }
+            16 => a64!(self.ops
+                ; sshr V(VT0).H8, V(0).H8, #15
+                ; xtn V(VT0).B8, V(VT0).H8
+            ),
+            32 => a64!(self.ops
+                ; sshr V(VT0).S4, V(0).S4, #31
+                ; xtn V(VT0).H4, V(VT0).S4
+                ; xtn V(VT0).B8, V(VT0).H8
+            ),
+            _ => a64!(self.ops
+                ; sshr V(VT0).D2, V(0).D2, #63
+                ; xtn V(VT0).S2, V(VT0).D2
+                ; xtn V(VT0).H4, V(VT0).S4
+                ; xtn V(VT0).B8, V(VT0).H8
+            ),
+        }
+        a64!(self.ops; umov X(3), V(VT0).D[0]);
+        self.gather_bytes(3);
+    }
+
+    /// `X(r)` = bit i set iff byte i of `X(r)` has its top bit set.
+    fn gather_bytes(&mut self, r: u8) {
+        a64!(self.ops; and XSP(r), X(r), #0x8080_8080_8080_8080);
+        self.mov64(T2, 0x0002_0408_1020_4081);
+        a64!(self.ops
+            ; mul X(r), X(r), X(T2)
+            ; lsr X(r), X(r), #56
+        );
+    }
+}
+
+/// Ops handled by [`Lowerer::shape_op`] whatever their format.
+fn is_shape_op(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Splat
+            | Opcode::Movmsk
+            | Opcode::UnpackLo
+            | Opcode::UnpackHi
+            | Opcode::NarrowS
+            | Opcode::NarrowU
+            | Opcode::MulAddPairs
+            | Opcode::SumAbsDiff
+            | Opcode::MulEvenU
+    )
+}
