@@ -6,6 +6,7 @@
 //! the integration tests and the lifter oracle use the library directly.
 
 pub mod cpuid;
+pub mod engine;
 pub mod interp;
 #[cfg(target_arch = "aarch64")]
 pub mod jit;
@@ -17,3 +18,5 @@ pub mod run;
 pub mod signals;
 pub mod syscall;
 pub mod translate;
+#[cfg(target_arch = "aarch64")]
+pub mod verify;

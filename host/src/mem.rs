@@ -265,6 +265,9 @@ impl GuestMemory {
 
     /// The guest-owned pieces of `[start, end)`, clipped to it.
     fn owned(&self, start: u64, end: u64) -> Vec<(u64, u64, u32)> {
+        if start >= end {
+            return Vec::new();
+        }
         let first = self.regions.range(..=start).next_back().map_or(start, |(s, _)| *s);
         self.regions
             .range(first..end)
@@ -401,7 +404,8 @@ impl GuestMemory {
     fn claim(&self, start: u64, end: u64) -> Result<Vec<(u64, u64)>, Errno> {
         let mut claimed = Vec::new();
         for (s, e) in self.gaps(start, end) {
-            // Partial host pages of a gap hold guest pages, so are ours.
+            // A gap edge inside a host page meets a guest region there (the
+            // callers' ranges are host-page aligned), so that page is ours.
             let (s, e) = (self.host_up(s).unwrap_or(u64::MAX), self.host_down(e));
             if s >= e {
                 continue;
@@ -497,6 +501,9 @@ impl GuestMemory {
     /// Copies `bytes` to guest memory at `addr`, which must be guest-owned
     /// and writable (else EFAULT, as the kernel's copy_to_user).
     pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Result<(), Errno> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
         let end = addr.checked_add(bytes.len() as u64).ok_or(Errno::EFAULT)?;
         if !self.covered_with(addr, end, |p| p & PROT_WRITE != 0) {
             return Err(Errno::EFAULT);
@@ -510,6 +517,9 @@ impl GuestMemory {
     /// Copies guest memory at `addr` into `buf`; the range must be
     /// guest-owned and accessible (else EFAULT).
     pub fn read_bytes(&self, addr: u64, buf: &mut [u8]) -> Result<(), Errno> {
+        if buf.is_empty() {
+            return Ok(());
+        }
         let end = addr.checked_add(buf.len() as u64).ok_or(Errno::EFAULT)?;
         if !self.covered_with(addr, end, |p| p & PROT_ALL != 0) {
             return Err(Errno::EFAULT);

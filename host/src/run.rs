@@ -9,10 +9,11 @@ use std::rc::Rc;
 
 use aarchx_ir::{ExitKind, GuestState, Region, TrapKind};
 
-use crate::interp::{self, RegionExit};
+use crate::engine::{Engine, EngineError};
+use crate::interp::RegionExit;
 use crate::loader::{self, LoadError};
 use crate::mem::GuestMemory;
-use crate::policy::{Backend, Policy, PolicyError};
+use crate::policy::{Policy, PolicyError};
 use crate::syscall::{self, Process, SyscallOutcome};
 use crate::translate::{Pipeline, TranslateError};
 
@@ -25,6 +26,8 @@ pub enum RunError {
     Load(#[from] LoadError),
     #[error("{0}")]
     Translate(#[from] TranslateError),
+    #[error("{0}")]
+    Engine(#[from] EngineError),
 }
 
 impl RunError {
@@ -33,7 +36,8 @@ impl RunError {
         match self {
             RunError::Policy(_) => 2,
             RunError::Load(e) => e.exit_status(),
-            RunError::Translate(_) => 4,
+            RunError::Translate(_) | RunError::Engine(EngineError::Setup(_)) => 4,
+            RunError::Engine(EngineError::Mismatch(_)) => 3,
         }
     }
 }
@@ -72,9 +76,7 @@ impl Cache {
 pub fn run(policy: &Policy, program: &Path, args: &[OsString]) -> Result<u8, RunError> {
     let passes = policy.validate(aarchx_passes::BUILTIN)?;
     let mut pipeline = Pipeline::new(&passes, policy.translation_config());
-    if policy.backend == Backend::Jit {
-        tracing::info!("the JIT is not available on this host; running the IR interpreter");
-    }
+    let mut engine = Engine::new(policy)?;
     let mut argv: Vec<OsString> = vec![program.as_os_str().to_owned()];
     argv.extend(args.iter().cloned());
     let envp: Vec<OsString> = std::env::vars_os()
@@ -91,15 +93,33 @@ pub fn run(policy: &Policy, program: &Path, args: &[OsString]) -> Result<u8, Run
     loop {
         let region = cache.get_or_translate(state.rip, &mut pipeline, &process.mem)?;
         tracing::trace!(target: "aarchx::exec", "{:#x}", state.rip);
-        match interp::run_region(&region, &mut state, &mut process.mem) {
+        let exit = engine.execute(&region, &mut state, &mut process);
+        let exit = exit.inspect_err(|_| report_summary(&engine))?;
+        match exit {
             RegionExit::Jump { kind: ExitKind::Syscall } => match syscall::syscall(&mut process, &mut state) {
                 SyscallOutcome::Continue => {}
-                SyscallOutcome::Exit(status) => return Ok(status as u8),
-                SyscallOutcome::CodeChanged { start, len } => cache.invalidate(start, len),
+                SyscallOutcome::Exit(status) => {
+                    report_summary(&engine);
+                    return Ok(status as u8);
+                }
+                SyscallOutcome::CodeChanged { start, len } => {
+                    cache.invalidate(start, len);
+                    engine.invalidate(start, len);
+                }
             },
             RegionExit::Jump { .. } => {}
-            RegionExit::Trap { kind } => die_of(kind, &state),
+            RegionExit::Trap { kind } => {
+                report_summary(&engine);
+                die_of(kind, &state)
+            }
         }
+    }
+}
+
+/// Prints verify mode's totals, when it is on.
+fn report_summary(engine: &Engine) {
+    if let Some(line) = engine.summary() {
+        eprintln!("{line}");
     }
 }
 

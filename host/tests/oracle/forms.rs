@@ -53,8 +53,6 @@ impl Form {
 pub static NOT_YET: &[(&str, &str)] = &[
     ("Push_r16", "16-bit push (operand-size prefix) is rare in 64-bit code"),
     ("Push_rm16", "16-bit push (operand-size prefix) is rare in 64-bit code"),
-    ("Pushw_imm8", "16-bit push (operand-size prefix) is rare in 64-bit code"),
-    ("Push_imm16", "16-bit push (operand-size prefix) is rare in 64-bit code"),
     ("Pop_r16", "16-bit pop (operand-size prefix) is rare in 64-bit code"),
     ("Pop_rm16", "16-bit pop (operand-size prefix) is rare in 64-bit code"),
 ];
@@ -554,6 +552,22 @@ pub fn format_insn(i: &Instruction) -> String {
     let mut s = String::new();
     f.format(i, &mut s);
     s
+}
+
+/// Listed mnemonics for which no form was generated (a sign that iced's
+/// table or the operand kinds changed under the generator).
+pub fn uncovered(forms: &[Form]) -> Vec<Mnemonic> {
+    let have: HashSet<Mnemonic> = forms.iter().map(|f| f.insn.mnemonic()).collect();
+    let strings = [Mnemonic::Movsb, Mnemonic::Stosb, Mnemonic::Lodsb, Mnemonic::Cmpsb, Mnemonic::Scasb];
+    INTEGER.iter().chain(SETCC).chain(CMOVCC).chain(SSE).chain(&strings).copied().filter(|m| !have.contains(m)).collect()
+}
+
+/// The form of raw instruction bytes (for the oracle's self-test).
+pub fn from_bytes(bytes: &[u8], layout: &Layout) -> Form {
+    let insn = decode(bytes, layout.insn).expect("the bytes decode to one instruction");
+    let string = (0..insn.op_count())
+        .any(|n| matches!(insn.op_kind(n), OpKind::MemorySegRSI | OpKind::MemoryESRDI | OpKind::MemorySegESI | OpKind::MemoryESEDI));
+    Form { text: format_insn(&insn), code: format!("{:?}", insn.code()), bytes: bytes.to_vec(), insn, align: 1, string }
 }
 
 /// movs, stos, lods (with and without rep) and cmps, scas (with and

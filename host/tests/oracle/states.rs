@@ -556,6 +556,11 @@ fn steer_string(insn: &Instruction, layout: &Layout, rng: &mut Rng, case: &mut C
     let lowest = |start: u64| if down { start - (count - 1) * size } else { start };
     let (rsi, rdi) = (st.gpr[6], st.gpr[7]);
     let m = insn.mnemonic();
+    if matches!(m, Mnemonic::Movsb | Mnemonic::Movsw | Mnemonic::Movsd | Mnemonic::Movsq) && rng.one_in(3) {
+        // Overlapping source and destination: rep movs copies element by element.
+        st.gpr[7] = rsi.wrapping_add(rng.below(33)).wrapping_sub(16);
+        return;
+    }
     let cmps = matches!(m, Mnemonic::Cmpsb | Mnemonic::Cmpsw | Mnemonic::Cmpsd | Mnemonic::Cmpsq);
     let scas = matches!(m, Mnemonic::Scasb | Mnemonic::Scasw | Mnemonic::Scasd | Mnemonic::Scasq);
     if !(cmps || scas) {

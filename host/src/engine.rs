@@ -1,0 +1,135 @@
+//! The executors behind one interface: the IR interpreter everywhere, and
+//! on aarch64 hosts the JIT, which falls back to the interpreter for any
+//! region it declines and, in verify mode, checks itself against it.
+
+#[cfg(target_arch = "aarch64")]
+use std::collections::HashSet;
+
+use aarchx_ir::{GuestState, Region};
+
+use crate::interp::{self, RegionExit};
+use crate::policy::{Backend, Policy};
+use crate::syscall::Process;
+#[cfg(target_arch = "aarch64")]
+use crate::verify::Verifier;
+
+/// How translated regions are executed.
+pub enum Engine {
+    Interp,
+    #[cfg(target_arch = "aarch64")]
+    Jit { jit: crate::jit::Jit, declined: HashSet<u64>, verifier: Option<Verifier> },
+}
+
+/// Why the engine could not be set up or a check failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("cannot set up the JIT: {0}")]
+    Setup(String),
+    #[error("{0}")]
+    Mismatch(String),
+}
+
+impl Engine {
+    /// The engine the policy asks for, as far as this host has it.
+    pub fn new(policy: &Policy) -> Result<Engine, EngineError> {
+        match policy.backend {
+            Backend::Interp => Ok(Engine::Interp),
+            #[cfg(target_arch = "aarch64")]
+            Backend::Jit => Ok(Engine::Jit {
+                jit: crate::jit::Jit::new().map_err(|e| EngineError::Setup(e.to_string()))?,
+                declined: HashSet::new(),
+                verifier: policy.verify.map(Verifier::new),
+            }),
+            #[cfg(not(target_arch = "aarch64"))]
+            Backend::Jit => {
+                tracing::info!("the arm64 JIT needs an aarch64 host; running the IR interpreter");
+                Ok(Engine::Interp)
+            }
+        }
+    }
+
+    /// Runs `region` (translated for `state.rip`) once, or on the JIT, as far
+    /// as chained blocks take it.
+    pub fn execute(&mut self, region: &Region, state: &mut GuestState, process: &mut Process) -> Result<RegionExit, EngineError> {
+        match self {
+            Engine::Interp => Ok(interp::run_region(region, state, &mut process.mem)),
+            #[cfg(target_arch = "aarch64")]
+            Engine::Jit { jit, declined, verifier } => {
+                if let Some(v) = verifier {
+                    if let Some(exit) = v.maybe_check(jit, region, state, process)? {
+                        return Ok(exit);
+                    }
+                }
+                run_jit(jit, declined, region, state, process)
+            }
+        }
+    }
+
+    /// Guest code in `[start, start + len)` changed: drop its host code.
+    pub fn invalidate(&mut self, start: u64, len: u64) {
+        #[cfg(target_arch = "aarch64")]
+        if let Engine::Jit { jit, declined, verifier } = self {
+            jit.invalidate(start, len);
+            declined.retain(|a| !(start..start.saturating_add(len)).contains(a));
+            if let Some(v) = verifier {
+                v.invalidate(start, len);
+            }
+        }
+        let _ = (start, len);
+    }
+
+    /// The verify-mode summary line, if verify mode is on.
+    pub fn summary(&self) -> Option<String> {
+        match self {
+            Engine::Interp => None,
+            #[cfg(target_arch = "aarch64")]
+            Engine::Jit { verifier, .. } => verifier.as_ref().map(Verifier::summary),
+        }
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+fn run_jit(
+    jit: &mut crate::jit::Jit,
+    declined: &mut HashSet<u64>,
+    region: &Region,
+    state: &mut GuestState,
+    process: &mut Process,
+) -> Result<RegionExit, EngineError> {
+    use crate::jit::{CompileOptions, Decline};
+    use crate::machine::Machine;
+
+    let rip = state.rip;
+    let block = match jit.lookup(rip) {
+        Some(b) => b,
+        None if declined.contains(&rip) => return Ok(interp::run_region(region, state, &mut process.mem)),
+        None => {
+            let compiled = match jit.compile(region, CompileOptions { journal: false }) {
+                Err(Decline::CacheFull) => {
+                    jit.reset();
+                    jit.compile(region, CompileOptions { journal: false })
+                }
+                other => other,
+            };
+            match compiled {
+                Ok(b) => b,
+                Err(why) => {
+                    tracing::debug!(rip = format_args!("{rip:#x}"), ?why, "JIT declined the region; interpreting it");
+                    declined.insert(rip);
+                    return Ok(interp::run_region(region, state, &mut process.mem));
+                }
+            }
+        }
+    };
+    let mem = &mut process.mem;
+    // SAFETY: the block was compiled from guest code of this process; every
+    // address it touches is a guest address, identity-mapped, and no Rust
+    // reference into guest memory is alive across the call.
+    let out = unsafe { jit.run(block, state, &mut |h, s| mem.helper(h, s)) };
+    if let Some(stub) = out.chain {
+        if let Some(target) = jit.lookup(state.rip) {
+            jit.link(stub, target);
+        }
+    }
+    Ok(out.exit)
+}
