@@ -3,8 +3,9 @@
 //! same interface as passes loaded from plugins.
 
 pub mod decode;
+pub mod memory_order;
 
 use aarchx_pass::PassInfo;
 
 /// Every built-in pass, in no particular order.
-pub static BUILTIN: &[&PassInfo] = &[&decode::INFO];
+pub static BUILTIN: &[&PassInfo] = &[&decode::INFO, &memory_order::INFO];

@@ -6,6 +6,7 @@
 //! bytes) with a readable report.
 
 use std::fmt::Write;
+use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
@@ -73,24 +74,40 @@ pub fn lift(runner: &Runner) -> Result<Region, String> {
     }
 }
 
+/// Most loads and stores one interpreted instruction may make (a rep
+/// string form here makes at most a few dozen).
+const MAX_ACCESSES: usize = 10_000;
+
+/// The payload that aborts an interpreter run which exceeded `MAX_ACCESSES`.
+struct RunAway;
+
 /// Guest memory for the interpreter: the real addresses, but only inside
-/// the scratch buffer; anything else is recorded and reads as 0.
+/// the scratch buffer; anything else is recorded and reads as 0. A run
+/// that makes more than `MAX_ACCESSES` accesses (a runaway rep loop) is
+/// aborted by unwinding with `RunAway`, without the panic hook.
 pub struct BufMachine {
     layout: Layout,
+    accesses: usize,
     pub errors: Vec<String>,
 }
 
 impl BufMachine {
     pub fn new(layout: Layout) -> BufMachine {
-        BufMachine { layout, errors: Vec::new() }
+        BufMachine { layout, accesses: 0, errors: Vec::new() }
     }
 
     fn check(&mut self, what: &str, addr: u64, ty: Type) -> Option<usize> {
+        self.accesses += 1;
+        if self.accesses > MAX_ACCESSES {
+            std::panic::resume_unwind(Box::new(RunAway));
+        }
         let len = (ty.bits() / 8).max(1) as usize;
         if self.layout.in_buf(addr, len as u64) {
             Some(len)
         } else {
-            self.errors.push(format!("{what} of {len} bytes at {addr:#x}, outside the scratch buffer"));
+            if self.errors.len() < 8 {
+                self.errors.push(format!("{what} of {len} bytes at {addr:#x}, outside the scratch buffer"));
+            }
             None
         }
     }
@@ -134,7 +151,16 @@ pub fn interpret(runner: &mut Runner, region: &Region, case: &Case) -> InterpRes
     runner.set_buffer(&case.mem);
     let mut state = case.state;
     let mut machine = BufMachine::new(runner.layout());
-    let exit = run_region(region, &mut state, &mut machine);
+    let run = std::panic::catch_unwind(AssertUnwindSafe(|| run_region(region, &mut state, &mut machine)));
+    let exit = match run {
+        Ok(exit) => exit,
+        Err(payload) if payload.is::<RunAway>() => {
+            machine.errors.push(format!("aborted after {MAX_ACCESSES} memory accesses (runaway loop)"));
+            // Not a real exit: `compare` reports it as a differing exit.
+            RegionExit::Trap { kind: aarchx_ir::TrapKind::FetchFault }
+        }
+        Err(payload) => std::panic::resume_unwind(payload),
+    };
     InterpResult { state, mem: runner.buffer(), exit, errors: machine.errors }
 }
 
@@ -147,7 +173,13 @@ pub struct Diff {
 
 /// Compares a native and an interpreted final state, ignoring the flags
 /// in `undefined` (a mask over `GuestState::flags`).
-pub fn compare(native: &GuestState, native_mem: &[u8], interp: &InterpResult, next_ip: u64, undefined: u8) -> Vec<Diff> {
+pub fn compare(
+    native: &GuestState,
+    native_mem: &[u8],
+    interp: &InterpResult,
+    next_ip: u64,
+    undefined: u8,
+) -> Vec<Diff> {
     let mut diffs = Vec::new();
     let mut diff = |field: String, native: String, interp: String| diffs.push(Diff { field, native, interp });
     if interp.exit != (RegionExit::Jump { kind: ExitKind::Jump }) || interp.state.rip != next_ip {
@@ -199,12 +231,14 @@ fn flags_text(s: &GuestState) -> String {
 pub fn state_text(s: &GuestState) -> String {
     let mut out = String::new();
     for row in 0..4 {
-        let line: Vec<String> = (0..4).map(|c| row * 4 + c).map(|k| format!("{:>4}={:#018x}", GPR_NAMES[k], s.gpr[k])).collect();
+        let line: Vec<String> =
+            (0..4).map(|c| row * 4 + c).map(|k| format!("{:>4}={:#018x}", GPR_NAMES[k], s.gpr[k])).collect();
         let _ = writeln!(out, "    {}", line.join(" "));
     }
     let _ = writeln!(out, "    {}", flags_text(s));
     for row in 0..8 {
-        let line: Vec<String> = (0..2).map(|c| row * 2 + c).map(|k| format!("{:>5}={:#034x}", format!("xmm{k}"), s.xmm[k])).collect();
+        let line: Vec<String> =
+            (0..2).map(|c| row * 2 + c).map(|k| format!("{:>5}={:#034x}", format!("xmm{k}"), s.xmm[k])).collect();
         let _ = writeln!(out, "    {}", line.join(" "));
     }
     out
@@ -217,15 +251,18 @@ pub fn memory_text(case: &Case, layout: &Layout, insn: &iced_x86::Instruction, s
     let mut show = |name: &str, addr: u64| {
         if layout.in_buf(addr, 1) {
             let off = (addr - layout.buf) as usize;
-            let lo = off.saturating_sub(0) & !15;
+            let lo = off & !15;
             let hi = (off + 32).min(BUF_SIZE);
             let _ = writeln!(out, "    {name} = buf+{off:#x}: [+{lo:#x}] {}", hex(&case.mem[lo..hi]));
         }
     };
     if string {
-        show("rsi", case.state.gpr[6]);
-        show("rdi", case.state.gpr[7]);
-    } else if (0..insn.op_count()).any(|n| insn.op_kind(n) == iced_x86::OpKind::Memory) && insn.mnemonic() != iced_x86::Mnemonic::Lea {
+        let mask = if crate::states::string_addr32(insn) { 0xffff_ffff } else { u64::MAX };
+        show("rsi", case.state.gpr[6] & mask);
+        show("rdi", case.state.gpr[7] & mask);
+    } else if (0..insn.op_count()).any(|n| insn.op_kind(n) == iced_x86::OpKind::Memory)
+        && insn.mnemonic() != iced_x86::Mnemonic::Lea
+    {
         show("ea", effective_address(insn, &case.state));
     }
     show("rsp", case.state.gpr[4]);

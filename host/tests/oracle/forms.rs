@@ -12,8 +12,8 @@
 use std::collections::HashSet;
 
 use iced_x86::{
-    Code, Decoder, DecoderOptions, EncodingKind, Encoder, Formatter, Instruction, IntelFormatter, Mnemonic, OpCodeOperandKind as K,
-    OpKind, Register,
+    Code, Decoder, DecoderOptions, Encoder, EncodingKind, Formatter, Instruction, IntelFormatter, Mnemonic,
+    OpCodeOperandKind as K, OpKind, Register,
 };
 
 use crate::native::Layout;
@@ -65,27 +65,111 @@ pub fn not_yet(code: &str) -> Option<&'static str> {
 const INTEGER: &[Mnemonic] = {
     use Mnemonic as M;
     &[
-        M::Mov, M::Movzx, M::Movsx, M::Movsxd, M::Lea, M::Add, M::Adc, M::Sub, M::Sbb, M::Cmp, M::And, M::Or, M::Xor, M::Test,
-        M::Inc, M::Dec, M::Neg, M::Not, M::Shl, M::Sal, M::Shr, M::Sar, M::Rol, M::Ror, M::Shld, M::Shrd, M::Xchg, M::Xadd,
-        M::Cmpxchg, M::Bswap, M::Bt, M::Bts, M::Btr, M::Btc, M::Bsf, M::Bsr, M::Tzcnt, M::Lzcnt, M::Popcnt, M::Cbw, M::Cwde,
-        M::Cdqe, M::Cwd, M::Cdq, M::Cqo, M::Mul, M::Imul, M::Div, M::Idiv, M::Push, M::Pop, M::Leave, M::Pushfq, M::Popfq,
-        M::Lahf, M::Sahf, M::Clc, M::Stc, M::Cmc, M::Cld, M::Std,
+        M::Mov,
+        M::Movzx,
+        M::Movsx,
+        M::Movsxd,
+        M::Lea,
+        M::Add,
+        M::Adc,
+        M::Sub,
+        M::Sbb,
+        M::Cmp,
+        M::And,
+        M::Or,
+        M::Xor,
+        M::Test,
+        M::Inc,
+        M::Dec,
+        M::Neg,
+        M::Not,
+        M::Shl,
+        M::Sal,
+        M::Shr,
+        M::Sar,
+        M::Rol,
+        M::Ror,
+        M::Shld,
+        M::Shrd,
+        M::Xchg,
+        M::Xadd,
+        M::Cmpxchg,
+        M::Bswap,
+        M::Bt,
+        M::Bts,
+        M::Btr,
+        M::Btc,
+        M::Bsf,
+        M::Bsr,
+        M::Tzcnt,
+        M::Lzcnt,
+        M::Popcnt,
+        M::Cbw,
+        M::Cwde,
+        M::Cdqe,
+        M::Cwd,
+        M::Cdq,
+        M::Cqo,
+        M::Mul,
+        M::Imul,
+        M::Div,
+        M::Idiv,
+        M::Push,
+        M::Pop,
+        M::Leave,
+        M::Pushfq,
+        M::Popfq,
+        M::Lahf,
+        M::Sahf,
+        M::Clc,
+        M::Stc,
+        M::Cmc,
+        M::Cld,
+        M::Std,
     ]
 };
 
 const SETCC: &[Mnemonic] = {
     use Mnemonic as M;
     &[
-        M::Seto, M::Setno, M::Setb, M::Setae, M::Sete, M::Setne, M::Setbe, M::Seta, M::Sets, M::Setns, M::Setp, M::Setnp, M::Setl,
-        M::Setge, M::Setle, M::Setg,
+        M::Seto,
+        M::Setno,
+        M::Setb,
+        M::Setae,
+        M::Sete,
+        M::Setne,
+        M::Setbe,
+        M::Seta,
+        M::Sets,
+        M::Setns,
+        M::Setp,
+        M::Setnp,
+        M::Setl,
+        M::Setge,
+        M::Setle,
+        M::Setg,
     ]
 };
 
 const CMOVCC: &[Mnemonic] = {
     use Mnemonic as M;
     &[
-        M::Cmovo, M::Cmovno, M::Cmovb, M::Cmovae, M::Cmove, M::Cmovne, M::Cmovbe, M::Cmova, M::Cmovs, M::Cmovns, M::Cmovp,
-        M::Cmovnp, M::Cmovl, M::Cmovge, M::Cmovle, M::Cmovg,
+        M::Cmovo,
+        M::Cmovno,
+        M::Cmovb,
+        M::Cmovae,
+        M::Cmove,
+        M::Cmovne,
+        M::Cmovbe,
+        M::Cmova,
+        M::Cmovs,
+        M::Cmovns,
+        M::Cmovp,
+        M::Cmovnp,
+        M::Cmovl,
+        M::Cmovge,
+        M::Cmovle,
+        M::Cmovg,
     ]
 };
 
@@ -93,20 +177,152 @@ const CMOVCC: &[Mnemonic] = {
 const SSE: &[Mnemonic] = {
     use Mnemonic as M;
     &[
-        M::Movd, M::Movq, M::Movdqa, M::Movdqu, M::Movaps, M::Movups, M::Movapd, M::Movupd, M::Movss, M::Movsd, M::Movhps,
-        M::Movlps, M::Movhpd, M::Movlpd, M::Movlhps, M::Movhlps, M::Pxor, M::Por, M::Pand, M::Pandn, M::Paddb, M::Paddw, M::Paddd,
-        M::Paddq, M::Paddsb, M::Paddsw, M::Paddusb, M::Paddusw, M::Psubb, M::Psubw, M::Psubd, M::Psubq, M::Psubsb, M::Psubsw,
-        M::Psubusb, M::Psubusw, M::Pcmpeqb, M::Pcmpeqw, M::Pcmpeqd, M::Pcmpgtb, M::Pcmpgtw, M::Pcmpgtd, M::Pminub, M::Pmaxub,
-        M::Pminsw, M::Pmaxsw, M::Pavgb, M::Pavgw, M::Pmullw, M::Pmulhw, M::Pmulhuw, M::Pmuludq, M::Pmaddwd, M::Psadbw,
-        M::Pmovmskb, M::Pshufd, M::Pshuflw, M::Pshufhw, M::Punpcklbw, M::Punpcklwd, M::Punpckldq, M::Punpcklqdq, M::Punpckhbw,
-        M::Punpckhwd, M::Punpckhdq, M::Punpckhqdq, M::Packsswb, M::Packssdw, M::Packuswb, M::Psllw, M::Pslld, M::Psllq,
-        M::Psrlw, M::Psrld, M::Psrlq, M::Psraw, M::Psrad, M::Pslldq, M::Psrldq, M::Xorps, M::Xorpd, M::Andps, M::Andpd,
-        M::Andnps, M::Andnpd, M::Orps, M::Orpd, M::Addss, M::Addsd, M::Addps, M::Addpd, M::Subss, M::Subsd, M::Subps, M::Subpd,
-        M::Mulss, M::Mulsd, M::Mulps, M::Mulpd, M::Divss, M::Divsd, M::Divps, M::Divpd, M::Sqrtss, M::Sqrtsd, M::Sqrtps,
-        M::Sqrtpd, M::Minss, M::Minsd, M::Minps, M::Minpd, M::Maxss, M::Maxsd, M::Maxps, M::Maxpd, M::Cmpss, M::Cmpsd, M::Cmpps,
-        M::Cmppd, M::Ucomiss, M::Ucomisd, M::Comiss, M::Comisd, M::Shufps, M::Shufpd, M::Unpcklps, M::Unpckhps, M::Unpcklpd,
-        M::Unpckhpd, M::Movmskps, M::Movmskpd, M::Cvtsi2sd, M::Cvtsi2ss, M::Cvtsd2si, M::Cvtss2si, M::Cvttsd2si, M::Cvttss2si,
-        M::Cvtsd2ss, M::Cvtss2sd, M::Cvtdq2pd, M::Cvtdq2ps, M::Cvtpd2dq, M::Cvtps2dq, M::Cvttpd2dq, M::Cvttps2dq, M::Cvtpd2ps,
+        M::Movd,
+        M::Movq,
+        M::Movdqa,
+        M::Movdqu,
+        M::Movaps,
+        M::Movups,
+        M::Movapd,
+        M::Movupd,
+        M::Movss,
+        M::Movsd,
+        M::Movhps,
+        M::Movlps,
+        M::Movhpd,
+        M::Movlpd,
+        M::Movlhps,
+        M::Movhlps,
+        M::Pxor,
+        M::Por,
+        M::Pand,
+        M::Pandn,
+        M::Paddb,
+        M::Paddw,
+        M::Paddd,
+        M::Paddq,
+        M::Paddsb,
+        M::Paddsw,
+        M::Paddusb,
+        M::Paddusw,
+        M::Psubb,
+        M::Psubw,
+        M::Psubd,
+        M::Psubq,
+        M::Psubsb,
+        M::Psubsw,
+        M::Psubusb,
+        M::Psubusw,
+        M::Pcmpeqb,
+        M::Pcmpeqw,
+        M::Pcmpeqd,
+        M::Pcmpgtb,
+        M::Pcmpgtw,
+        M::Pcmpgtd,
+        M::Pminub,
+        M::Pmaxub,
+        M::Pminsw,
+        M::Pmaxsw,
+        M::Pavgb,
+        M::Pavgw,
+        M::Pmullw,
+        M::Pmulhw,
+        M::Pmulhuw,
+        M::Pmuludq,
+        M::Pmaddwd,
+        M::Psadbw,
+        M::Pmovmskb,
+        M::Pshufd,
+        M::Pshuflw,
+        M::Pshufhw,
+        M::Punpcklbw,
+        M::Punpcklwd,
+        M::Punpckldq,
+        M::Punpcklqdq,
+        M::Punpckhbw,
+        M::Punpckhwd,
+        M::Punpckhdq,
+        M::Punpckhqdq,
+        M::Packsswb,
+        M::Packssdw,
+        M::Packuswb,
+        M::Psllw,
+        M::Pslld,
+        M::Psllq,
+        M::Psrlw,
+        M::Psrld,
+        M::Psrlq,
+        M::Psraw,
+        M::Psrad,
+        M::Pslldq,
+        M::Psrldq,
+        M::Xorps,
+        M::Xorpd,
+        M::Andps,
+        M::Andpd,
+        M::Andnps,
+        M::Andnpd,
+        M::Orps,
+        M::Orpd,
+        M::Addss,
+        M::Addsd,
+        M::Addps,
+        M::Addpd,
+        M::Subss,
+        M::Subsd,
+        M::Subps,
+        M::Subpd,
+        M::Mulss,
+        M::Mulsd,
+        M::Mulps,
+        M::Mulpd,
+        M::Divss,
+        M::Divsd,
+        M::Divps,
+        M::Divpd,
+        M::Sqrtss,
+        M::Sqrtsd,
+        M::Sqrtps,
+        M::Sqrtpd,
+        M::Minss,
+        M::Minsd,
+        M::Minps,
+        M::Minpd,
+        M::Maxss,
+        M::Maxsd,
+        M::Maxps,
+        M::Maxpd,
+        M::Cmpss,
+        M::Cmpsd,
+        M::Cmpps,
+        M::Cmppd,
+        M::Ucomiss,
+        M::Ucomisd,
+        M::Comiss,
+        M::Comisd,
+        M::Shufps,
+        M::Shufpd,
+        M::Unpcklps,
+        M::Unpckhps,
+        M::Unpcklpd,
+        M::Unpckhpd,
+        M::Movmskps,
+        M::Movmskpd,
+        M::Cvtsi2sd,
+        M::Cvtsi2ss,
+        M::Cvtsd2si,
+        M::Cvtss2si,
+        M::Cvttsd2si,
+        M::Cvttss2si,
+        M::Cvtsd2ss,
+        M::Cvtss2sd,
+        M::Cvtdq2pd,
+        M::Cvtdq2ps,
+        M::Cvtpd2dq,
+        M::Cvtps2dq,
+        M::Cvttpd2dq,
+        M::Cvttps2dq,
+        M::Cvtpd2ps,
         M::Cvtps2pd,
     ]
 };
@@ -228,7 +444,25 @@ fn gpr(n: usize, size: usize) -> Register {
 /// Whether `m` writes memory and takes a lock prefix.
 fn lockable(m: Mnemonic) -> bool {
     use Mnemonic as M;
-    matches!(m, M::Add | M::Adc | M::Sub | M::Sbb | M::And | M::Or | M::Xor | M::Inc | M::Dec | M::Neg | M::Not | M::Xadd | M::Cmpxchg | M::Bts | M::Btr | M::Btc)
+    matches!(
+        m,
+        M::Add
+            | M::Adc
+            | M::Sub
+            | M::Sbb
+            | M::And
+            | M::Or
+            | M::Xor
+            | M::Inc
+            | M::Dec
+            | M::Neg
+            | M::Not
+            | M::Xadd
+            | M::Cmpxchg
+            | M::Bts
+            | M::Btr
+            | M::Btc
+    )
 }
 
 fn is_shift(m: Mnemonic) -> bool {
@@ -445,7 +679,10 @@ fn build(code: Code, slots: &[Slot], variant: &Variant, imm: i64, layout: &Layou
             Slot::Rm(_) | Slot::RmXmm | Slot::Mem | Slot::MemOffs if variant.addr.is_some() => {
                 insn.set_op_kind(n, OpKind::Memory);
                 let size = code_memory_size(code);
-                align = if size == 16 && !matches!(m, Mnemonic::Movdqu | Mnemonic::Movups | Mnemonic::Movupd) && slots.iter().any(|s| matches!(s, Slot::Xmm | Slot::RmXmm)) {
+                align = if size == 16
+                    && !matches!(m, Mnemonic::Movdqu | Mnemonic::Movups | Mnemonic::Movupd)
+                    && slots.iter().any(|s| matches!(s, Slot::Xmm | Slot::RmXmm))
+                {
                     16
                 } else {
                     1
@@ -477,7 +714,8 @@ fn code_memory_size(code: Code) -> u64 {
 fn pick_gpr(m: Mnemonic, regs: Regs, size: usize, same: usize, n: u32, rng: &mut Rng) -> usize {
     use Mnemonic as M;
     // div rdx / div ah always fault: the divisor is part of the dividend.
-    let avoid = |k: usize| matches!(m, M::Div | M::Idiv) && n == 0 && (k == 2 || (size == 1 && regs == Regs::High && k == 0));
+    let avoid =
+        |k: usize| matches!(m, M::Div | M::Idiv) && n == 0 && (k == 2 || (size == 1 && regs == Regs::High && k == 0));
     loop {
         let k = match regs {
             Regs::Low => rng.below(8) as usize,
@@ -498,7 +736,15 @@ fn pick_gpr(m: Mnemonic, regs: Regs, size: usize, same: usize, n: u32, rng: &mut
 /// Fills in the memory operand for an addressing form. Base and index
 /// registers avoid every register operand and the implicit rax, rcx, rdx
 /// and rsp; their values are set per state (see `states::place_memory`).
-fn set_memory(insn: &mut Instruction, addr: Addr, used: &[Register], size: u64, align: u64, layout: &Layout, rng: &mut Rng) -> Option<()> {
+fn set_memory(
+    insn: &mut Instruction,
+    addr: Addr,
+    used: &[Register],
+    size: u64,
+    align: u64,
+    layout: &Layout,
+    rng: &mut Rng,
+) -> Option<()> {
     let legacy = [Register::RBX, Register::RBP, Register::RSI, Register::RDI];
     let rex: Vec<Register> = (8..16).map(|k| gpr(k, 8)).collect();
     let free = |pool: &[Register], rng: &mut Rng, also: Register| -> Option<Register> {
@@ -509,7 +755,8 @@ fn set_memory(insn: &mut Instruction, addr: Addr, used: &[Register], size: u64, 
     let disp8 = rng.below(256) as i64 - 128;
     let disp32 = (rng.next() as i32) as i64;
     // A fixed address in the buffer for RIP-relative and absolute forms.
-    let fixed = (layout.buf + 1024 + rng.below(2048 - size)) & !(align.max(if rng.one_in(2) { size.next_power_of_two().min(16) } else { 1 }) - 1);
+    let fixed = (layout.buf + 1024 + rng.below(2048 - size))
+        & !(align.max(if rng.one_in(2) { size.next_power_of_two().min(16) } else { 1 }) - 1);
     let (base, index, scale, disp, displ_size) = match addr {
         Addr::BaseIndex => {
             let b = free(&legacy, rng, Register::None)?;
@@ -559,45 +806,60 @@ pub fn format_insn(i: &Instruction) -> String {
 pub fn uncovered(forms: &[Form]) -> Vec<Mnemonic> {
     let have: HashSet<Mnemonic> = forms.iter().map(|f| f.insn.mnemonic()).collect();
     let strings = [Mnemonic::Movsb, Mnemonic::Stosb, Mnemonic::Lodsb, Mnemonic::Cmpsb, Mnemonic::Scasb];
-    INTEGER.iter().chain(SETCC).chain(CMOVCC).chain(SSE).chain(&strings).copied().filter(|m| !have.contains(m)).collect()
+    INTEGER
+        .iter()
+        .chain(SETCC)
+        .chain(CMOVCC)
+        .chain(SSE)
+        .chain(&strings)
+        .copied()
+        .filter(|m| !have.contains(m))
+        .collect()
 }
 
 /// The form of raw instruction bytes (for the oracle's self-test).
 pub fn from_bytes(bytes: &[u8], layout: &Layout) -> Form {
     let insn = decode(bytes, layout.insn).expect("the bytes decode to one instruction");
-    let string = (0..insn.op_count())
-        .any(|n| matches!(insn.op_kind(n), OpKind::MemorySegRSI | OpKind::MemoryESRDI | OpKind::MemorySegESI | OpKind::MemoryESEDI));
+    let string = (0..insn.op_count()).any(|n| {
+        matches!(
+            insn.op_kind(n),
+            OpKind::MemorySegRSI | OpKind::MemoryESRDI | OpKind::MemorySegESI | OpKind::MemoryESEDI
+        )
+    });
     Form { text: format_insn(&insn), code: format!("{:?}", insn.code()), bytes: bytes.to_vec(), insn, align: 1, string }
 }
 
 /// movs, stos, lods (with and without rep) and cmps, scas (with and
-/// without repe and repne) at each element size.
+/// without repe and repne) at each element size, with 64-bit addresses
+/// and, for a smaller set, with the 0x67 prefix (esi, edi, ecx).
 fn string_forms(layout: &Layout) -> Vec<Form> {
     let mut forms = Vec::new();
-    // (opcode for bytes, name, takes repe/repne)
-    let ops = [(0xa4u8, "movs", false), (0xaa, "stos", false), (0xac, "lods", false), (0xa6, "cmps", true), (0xae, "scas", true)];
-    for (opcode, _, compares) in ops {
-        for size in [1usize, 2, 4, 8] {
-            let reps: &[Option<u8>] = if compares { &[None, Some(0xf3), Some(0xf2)] } else { &[None, Some(0xf3)] };
-            for rep in reps {
-                let mut bytes = Vec::new();
-                bytes.extend(rep);
-                if size == 2 {
-                    bytes.push(0x66);
+    // (opcode for bytes, takes repe/repne)
+    let ops = [(0xa4u8, false), (0xaa, false), (0xac, false), (0xa6, true), (0xae, true)];
+    for addr32 in [false, true] {
+        for (opcode, compares) in ops {
+            for size in [1usize, 2, 4, 8] {
+                let reps: &[Option<u8>] = match (compares, addr32) {
+                    (true, false) => &[None, Some(0xf3), Some(0xf2)],
+                    (false, false) => &[None, Some(0xf3)],
+                    (true, true) => &[Some(0xf3), Some(0xf2)],
+                    (false, true) => &[Some(0xf3)],
+                };
+                for rep in reps {
+                    let mut bytes = Vec::new();
+                    bytes.extend(rep);
+                    if addr32 {
+                        bytes.push(0x67);
+                    }
+                    if size == 2 {
+                        bytes.push(0x66);
+                    }
+                    if size == 8 {
+                        bytes.push(0x48);
+                    }
+                    bytes.push(if size == 1 { opcode } else { opcode + 1 });
+                    forms.push(from_bytes(&bytes, layout));
                 }
-                if size == 8 {
-                    bytes.push(0x48);
-                }
-                bytes.push(if size == 1 { opcode } else { opcode + 1 });
-                let insn = decode(&bytes, layout.insn).expect("string instruction decodes");
-                forms.push(Form {
-                    text: format_insn(&insn),
-                    code: format!("{:?}", insn.code()),
-                    bytes,
-                    insn,
-                    align: 1,
-                    string: true,
-                });
             }
         }
     }

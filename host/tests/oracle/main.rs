@@ -43,7 +43,9 @@ impl Config {
     fn from_env() -> Config {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         Config {
-            states: var("AARCHX_ORACLE_STATES").map(|v| v.parse().expect("AARCHX_ORACLE_STATES is a number")).unwrap_or(200),
+            states: var("AARCHX_ORACLE_STATES")
+                .map(|v| v.parse().expect("AARCHX_ORACLE_STATES is a number"))
+                .unwrap_or(200),
             filter: var("AARCHX_ORACLE_FILTER"),
             seed: var("AARCHX_ORACLE_SEED").map(|v| v.parse().expect("AARCHX_ORACLE_SEED is a number")).unwrap_or(0),
             list: var("AARCHX_ORACLE_LIST").is_some(),
@@ -51,7 +53,10 @@ impl Config {
     }
 
     fn forms(&self, runner: &Runner) -> Vec<Form> {
-        forms::all(&runner.layout()).into_iter().filter(|f| self.filter.as_ref().is_none_or(|s| f.text.contains(s.as_str()))).collect()
+        forms::all(&runner.layout())
+            .into_iter()
+            .filter(|f| self.filter.as_ref().is_none_or(|s| f.text.contains(s.as_str())))
+            .collect()
     }
 }
 
@@ -117,7 +122,11 @@ fn check_form(cfg: &Config, runner: &mut Runner, form: &Form) -> Result<Option<F
         if detail.is_empty() {
             let _ = writeln!(detail, "  first differing state: #{s}");
             if let Some((_, mask)) = &native {
-                let _ = writeln!(detail, "  undefined flags (not compared): {}", if *mask == 0 { "none".into() } else { undefined::names(*mask) });
+                let _ = writeln!(
+                    detail,
+                    "  undefined flags (not compared): {}",
+                    if *mask == 0 { "none".into() } else { undefined::names(*mask) }
+                );
             }
             let _ = writeln!(detail, "  initial state:\n{}", compare::state_text(&case.state));
             let _ = write!(detail, "{}", compare::memory_text(&case, &layout, &form.insn, form.string));
@@ -129,7 +138,8 @@ fn check_form(cfg: &Config, runner: &mut Runner, form: &Form) -> Result<Option<F
                 let _ = writeln!(detail, "  native final state:\n{}", compare::state_text(&n.state));
             }
             let _ = writeln!(detail, "  interpreted final state:\n{}", compare::state_text(&interp.state));
-            let _ = writeln!(detail, "  IR:\n{}", ir.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n"));
+            let _ =
+                writeln!(detail, "  IR:\n{}", ir.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n"));
         }
     }
     Ok((bad > 0).then(|| Failure { text: form.text.clone(), bad, states: cfg.states, fields, detail }))
@@ -159,7 +169,14 @@ fn lifter_matches_cpu() {
                     implemented_now.push(format!("{} ({})", form.text, form.code));
                 }
                 if let Some(f) = result {
-                    println!("--- FAIL {} [{}] ({}): {} of {} states differ", f.text, form.hex(), form.code, f.bad, f.states);
+                    println!(
+                        "--- FAIL {} [{}] ({}): {} of {} states differ",
+                        f.text,
+                        form.hex(),
+                        form.code,
+                        f.bad,
+                        f.states
+                    );
                     print!("{}", f.detail);
                     failures.push(f);
                 }
@@ -214,7 +231,11 @@ fn divide_errors_trap() {
     let cfg = Config::from_env();
     let mut runner = Runner::new();
     let layout = runner.layout();
-    let forms: Vec<Form> = cfg.forms(&runner).into_iter().filter(|f| matches!(f.insn.mnemonic(), Mnemonic::Div | Mnemonic::Idiv)).collect();
+    let forms: Vec<Form> = cfg
+        .forms(&runner)
+        .into_iter()
+        .filter(|f| matches!(f.insn.mnemonic(), Mnemonic::Div | Mnemonic::Idiv))
+        .collect();
     let mut problems = Vec::new();
     for form in &forms {
         runner.install(&form.bytes);
@@ -245,7 +266,10 @@ fn divide_errors_trap() {
             let interp = compare::interpret(&mut runner, &region, &case);
             let mut expect = case.state;
             expect.rip = layout.insn;
-            if interp.exit != (RegionExit::Trap { kind: TrapKind::DivZero }) || interp.state != expect || interp.mem != case.mem {
+            if interp.exit != (RegionExit::Trap { kind: TrapKind::DivZero })
+                || interp.state != expect
+                || interp.mem != case.mem
+            {
                 problems.push(format!(
                     "{}: case {k}: exit {:?} rip {:#x}, state unchanged: {}, memory unchanged: {}\n{}",
                     form.text,

@@ -77,7 +77,8 @@ struct Frame {
     out_mxcsr: u32,
 }
 
-const HOST_SAVED: [Register; 6] = [Register::RBX, Register::RBP, Register::R12, Register::R13, Register::R14, Register::R15];
+const HOST_SAVED: [Register; 6] =
+    [Register::RBX, Register::RBP, Register::R12, Register::R13, Register::R14, Register::R15];
 
 /// The final state of a native run.
 pub struct NativeResult {
@@ -357,7 +358,8 @@ impl Runner {
     /// process, the fault handlers. The handlers stay installed: they only
     /// act on faults inside an active runner's code page (per thread).
     fn install_handlers(&mut self) {
-        let stack = libc::stack_t { ss_sp: self.alt_stack.as_mut_ptr().cast(), ss_flags: 0, ss_size: self.alt_stack.len() };
+        let stack =
+            libc::stack_t { ss_sp: self.alt_stack.as_mut_ptr().cast(), ss_flags: 0, ss_size: self.alt_stack.len() };
         // SAFETY: the alternate stack is owned by the runner and outlives
         // its installation (restored in Drop before the Vec is freed).
         let r = unsafe { libc::sigaltstack(&stack, &mut self.old_alt) };

@@ -508,7 +508,9 @@ fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
             }
             assert!(!divide_faults(case, layout, insn), "could not steer {} away from #DE", form.text);
         }
-        M::Bt | M::Bts | M::Btr | M::Btc if insn.op_kind(0) == OpKind::Memory && insn.op_kind(1) == OpKind::Register => {
+        M::Bt | M::Bts | M::Btr | M::Btc
+            if insn.op_kind(0) == OpKind::Memory && insn.op_kind(1) == OpKind::Register =>
+        {
             // The bit offset addresses memory beside the operand: keep it
             // within ±64 bytes.
             let off = rng.below(1024) as i64 - 512;
@@ -542,6 +544,22 @@ fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
 /// rsi, rdi in the buffer, a small count for rep forms, and now and then
 /// equal operands so repe/repne run more than one step.
 fn steer_string(insn: &Instruction, layout: &Layout, rng: &mut Rng, case: &mut Case) {
+    fill_string(insn, layout, rng, case);
+    if string_addr32(insn) {
+        // 32-bit address size: esi, edi and ecx count; the upper halves
+        // are garbage the instruction must ignore.
+        for k in [1, 6, 7] {
+            case.state.gpr[k] = (case.state.gpr[k] & 0xffff_ffff) | (rng.next() << 32);
+        }
+    }
+}
+
+/// Whether a string instruction uses 32-bit addresses (0x67 prefix).
+pub fn string_addr32(insn: &Instruction) -> bool {
+    (0..insn.op_count()).any(|n| matches!(insn.op_kind(n), OpKind::MemorySegESI | OpKind::MemoryESEDI))
+}
+
+fn fill_string(insn: &Instruction, layout: &Layout, rng: &mut Rng, case: &mut Case) {
     let st = &mut case.state;
     st.gpr[6] = layout.buf + MEM_LO + rng.below(MEM_HI - MEM_LO);
     st.gpr[7] = layout.buf + MEM_LO + rng.below(MEM_HI - MEM_LO);

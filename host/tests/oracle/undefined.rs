@@ -49,9 +49,17 @@ pub static TABLE: &[Row] = {
     use Mnemonic as M;
     &[
         Row { mnemonics: &[M::And, M::Or, M::Xor, M::Test], rule: Rule::Always(AF), doc: "af" },
-        Row { mnemonics: &[M::Shl, M::Sal, M::Shr, M::Sar], rule: Rule::Shift, doc: "count 0: none; else af, of if count != 1, cf if count >= width (shl/sal/shr, 8/16-bit)" },
+        Row {
+            mnemonics: &[M::Shl, M::Sal, M::Shr, M::Sar],
+            rule: Rule::Shift,
+            doc: "count 0: none; else af, of if count != 1, cf if count >= width (shl/sal/shr, 8/16-bit)",
+        },
         Row { mnemonics: &[M::Rol, M::Ror], rule: Rule::Rotate, doc: "count 0: none; else of if count != 1" },
-        Row { mnemonics: &[M::Shld, M::Shrd], rule: Rule::DoubleShift, doc: "count 0: none; else af, of if count != 1" },
+        Row {
+            mnemonics: &[M::Shld, M::Shrd],
+            rule: Rule::DoubleShift,
+            doc: "count 0: none; else af, of if count != 1",
+        },
         Row { mnemonics: &[M::Mul, M::Imul], rule: Rule::Always(SF | ZF | AF | PF), doc: "sf zf af pf" },
         Row { mnemonics: &[M::Div, M::Idiv], rule: Rule::Always(STATUS), doc: "cf pf af zf sf of" },
         Row { mnemonics: &[M::Bt, M::Bts, M::Btr, M::Btc], rule: Rule::Always(OF | SF | AF | PF), doc: "of sf af pf" },

@@ -24,9 +24,12 @@ pub fn lift(b: &mut Builder<'_>, i: &Instruction) -> Outcome {
     let mut l = L { b, i };
     use Mnemonic as M;
     let m = i.mnemonic();
-    let string_form = i.op_count() > 0
-        && matches!(i.op_kind(0), OpKind::MemoryESRDI | OpKind::MemorySegRSI | OpKind::MemoryESEDI | OpKind::MemorySegESI);
-    if string_form {
+    let kinds = || (0..i.op_count()).map(|n| i.op_kind(n));
+    if kinds().any(|k| matches!(k, OpKind::MemoryESEDI | OpKind::MemorySegESI | OpKind::MemorySegEDI)) {
+        // String operations with 32-bit addresses (0x67 prefix).
+        return Outcome::Unsupported;
+    }
+    if kinds().any(|k| matches!(k, OpKind::MemoryESRDI | OpKind::MemorySegRSI)) {
         return match m {
             M::Movsb | M::Movsw | M::Movsd | M::Movsq => l.string(StrOp::Movs),
             M::Stosb | M::Stosw | M::Stosd | M::Stosq => l.string(StrOp::Stos),
