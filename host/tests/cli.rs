@@ -81,6 +81,13 @@ fn x86_32bit_elf_is_126() {
 }
 
 #[test]
+fn dynamic_executable_is_126_for_now() {
+    let prog = common::guest_dir().join("dyn/argv");
+    let o = run(&mut aarchx(&[path_str(&prog)]));
+    assert_one_line_error(&o, 126, &["dynamic"]);
+}
+
+#[test]
 fn policy_typo_names_file_line_and_field() {
     let p = temp_file("typo.ron", b"(\n    backend: Interp,\n    pases: [],\n)\n");
     let o = run(&mut aarchx(&["--policy", path_str(&p), "/bin/true"]));

@@ -47,12 +47,16 @@ fn without_verify_summary(mut o: Outcome) -> Result<Outcome, String> {
 
 /// Runs every static guest under `engine` (a command prefix) and returns
 /// the failures.
-fn check_all(engine: &str, prefix: &[&Path], policy: &str, strip_qemu: bool) -> Vec<String> {
-    let dir = guest_dir().join("static");
+fn check_all(engine: &str, prefix: &[&Path], policy: &str, build: &str, strip_qemu: bool) -> Vec<String> {
+    let dir = guest_dir().join(build);
     let policy = repo_root().join("policies").join(policy);
     let mut failures = Vec::new();
     for (name, args) in guest_programs() {
         let prog = dir.join(&name);
+        if build != "static" && !prog.exists() {
+            // The assembly programs exist in the static build only.
+            continue;
+        }
         let native = run(Command::new(&prog).args(&args));
         // A translation bug can make a guest loop forever: bound each run
         // (GNU timeout re-raises a child's killing signal, so statuses
@@ -73,7 +77,7 @@ fn check_all(engine: &str, prefix: &[&Path], policy: &str, strip_qemu: bool) -> 
             };
         }
         if got != native {
-            failures.push(format!("{name} under {engine}:\n=== native: {}\n=== aarchx: {}", describe(&native), describe(&got)));
+            failures.push(format!("{build}/{name} under {engine}:\n=== native: {}\n=== aarchx: {}", describe(&native), describe(&got)));
         }
     }
     failures
@@ -85,28 +89,39 @@ fn report(failures: Vec<String>) {
     }
 }
 
+/// The aarch64 build under qemu (or natively), as a command prefix.
+fn arm64_prefix() -> Option<(Vec<std::path::PathBuf>, bool)> {
+    let (qemu, bin) = arm64_aarchx()?;
+    let under_qemu = qemu.is_some();
+    Some((qemu.into_iter().chain([bin]).collect(), under_qemu))
+}
+
+fn check_arm64(engine: &str, policy: &str, builds: &[&str]) {
+    let Some((prefix, under_qemu)) = arm64_prefix() else {
+        eprintln!("AARCHX_ARM64_BIN not set: {engine} is checked by `./x test`");
+        return;
+    };
+    let prefix: Vec<&Path> = prefix.iter().map(|p| p.as_path()).collect();
+    report(builds.iter().flat_map(|b| check_all(engine, &prefix, policy, b, under_qemu)).collect());
+}
+
 #[test]
 fn guests_match_native_under_the_interpreter() {
     let bin = host_aarchx();
-    report(check_all("the interpreter", &[&bin], "interp.ron", false));
+    report(["static", "static-pie"].iter().flat_map(|b| check_all("the interpreter", &[&bin], "interp.ron", b, false)).collect());
 }
 
 #[test]
 fn guests_match_native_under_the_jit() {
-    let Some((qemu, bin)) = arm64_aarchx() else {
-        eprintln!("AARCHX_ARM64_BIN not set: the JIT is checked by `./x test`");
-        return;
-    };
-    let prefix: Vec<&Path> = qemu.iter().map(|q| q.as_path()).chain([bin.as_path()]).collect();
-    report(check_all("the JIT", &prefix, "default.ron", qemu.is_some()));
+    check_arm64("the JIT", "default.ron", &["static", "static-pie"]);
+}
+
+#[test]
+fn guests_match_native_under_the_jit_with_ordered_memory() {
+    check_arm64("the JIT (ordered)", "ordered.ron", &["static"]);
 }
 
 #[test]
 fn guests_match_native_in_verify_mode() {
-    let Some((qemu, bin)) = arm64_aarchx() else {
-        eprintln!("AARCHX_ARM64_BIN not set: verify mode is checked by `./x test`");
-        return;
-    };
-    let prefix: Vec<&Path> = qemu.iter().map(|q| q.as_path()).chain([bin.as_path()]).collect();
-    report(check_all("verify mode", &prefix, "verify.ron", qemu.is_some()));
+    check_arm64("verify mode", "verify.ron", &["static"]);
 }

@@ -48,17 +48,34 @@ impl Form {
     }
 }
 
-/// Forms the lifter does not implement yet: printed, not failed. Matched
-/// against the iced code name; each entry says why it is acceptable.
-pub static NOT_YET: &[(&str, &str)] = &[
-    ("Push_r16", "16-bit push (operand-size prefix) is rare in 64-bit code"),
-    ("Push_rm16", "16-bit push (operand-size prefix) is rare in 64-bit code"),
-    ("Pop_r16", "16-bit pop (operand-size prefix) is rare in 64-bit code"),
-    ("Pop_rm16", "16-bit pop (operand-size prefix) is rare in 64-bit code"),
+/// How a `NOT_YET` entry picks its forms.
+pub enum Match {
+    /// iced's code name, exactly (e.g. `Push_r16`).
+    Code(&'static str),
+    /// A substring of the disassembly (e.g. `[esi]`).
+    Text(&'static str),
+}
+
+/// Forms the lifter does not implement yet (it raises SIGILL for them):
+/// printed, not failed. Each entry says why that is acceptable for now.
+pub static NOT_YET: &[(Match, &str)] = &[
+    (Match::Code("Push_r16"), "16-bit push (operand-size prefix) is rare in 64-bit code"),
+    (Match::Code("Push_rm16"), "16-bit push (operand-size prefix) is rare in 64-bit code"),
+    (Match::Code("Pop_r16"), "16-bit pop (operand-size prefix) is rare in 64-bit code"),
+    (Match::Code("Pop_rm16"), "16-bit pop (operand-size prefix) is rare in 64-bit code"),
+    (Match::Text("[esi]"), "string instructions with 32-bit addresses (0x67) are refused by the lifter"),
+    (Match::Text("[edi]"), "string instructions with 32-bit addresses (0x67) are refused by the lifter"),
 ];
 
-pub fn not_yet(code: &str) -> Option<&'static str> {
-    NOT_YET.iter().find(|(c, _)| *c == code).map(|(_, why)| *why)
+/// Why `form` is allowed to be unsupported, if it is.
+pub fn not_yet(form: &Form) -> Option<&'static str> {
+    NOT_YET
+        .iter()
+        .find(|(m, _)| match m {
+            Match::Code(c) => form.code == *c,
+            Match::Text(t) => form.text.contains(t),
+        })
+        .map(|(_, why)| *why)
 }
 
 /// The integer mnemonics (besides setcc/cmovcc, added below).

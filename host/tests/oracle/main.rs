@@ -160,12 +160,12 @@ fn lifter_matches_cpu() {
             println!("form {:<50} [{}] {}", form.text, form.hex(), form.code);
         }
         match check_form(&cfg, &mut runner, form) {
-            Err(()) => match forms::not_yet(&form.code) {
+            Err(()) => match forms::not_yet(form) {
                 Some(why) => not_yet.push(format!("{} ({}): {why}", form.text, form.code)),
                 None => unsupported.push(format!("{} [{}] ({})", form.text, form.hex(), form.code)),
             },
             Ok(result) => {
-                if forms::not_yet(&form.code).is_some() {
+                if forms::not_yet(form).is_some() {
                     implemented_now.push(format!("{} ({})", form.text, form.code));
                 }
                 if let Some(f) = result {
