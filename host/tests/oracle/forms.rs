@@ -48,33 +48,19 @@ impl Form {
     }
 }
 
-/// How a `NOT_YET` entry picks its forms.
-pub enum Match {
-    /// iced's code name, exactly (e.g. `Push_r16`).
-    Code(&'static str),
-    /// A substring of the disassembly (e.g. `[esi]`).
-    Text(&'static str),
-}
-
 /// Forms the lifter does not implement yet (it raises SIGILL for them):
 /// printed, not failed. Each entry says why that is acceptable for now.
-pub static NOT_YET: &[(Match, &str)] = &[
-    (Match::Code("Push_r16"), "16-bit push (operand-size prefix) is rare in 64-bit code"),
-    (Match::Code("Push_rm16"), "16-bit push (operand-size prefix) is rare in 64-bit code"),
-    (Match::Code("Pop_r16"), "16-bit pop (operand-size prefix) is rare in 64-bit code"),
-    (Match::Code("Pop_rm16"), "16-bit pop (operand-size prefix) is rare in 64-bit code"),
-    (Match::Text("[esi]"), "string instructions with 32-bit addresses (0x67) are refused by the lifter"),
-    (Match::Text("[edi]"), "string instructions with 32-bit addresses (0x67) are refused by the lifter"),
+/// Each entry is a substring of the disassembly and the reason.
+pub static NOT_YET: &[(&str, &str)] = &[
+    ("[esi]", "string instructions with 32-bit addresses (0x67) are refused by the lifter"),
+    ("[edi]", "string instructions with 32-bit addresses (0x67) are refused by the lifter"),
 ];
 
 /// Why `form` is allowed to be unsupported, if it is.
 pub fn not_yet(form: &Form) -> Option<&'static str> {
     NOT_YET
         .iter()
-        .find(|(m, _)| match m {
-            Match::Code(c) => form.code == *c,
-            Match::Text(t) => form.text.contains(t),
-        })
+        .find(|(text, _)| form.text.contains(text))
         .map(|(_, why)| *why)
 }
 

@@ -335,6 +335,28 @@ fn oracle_detects_a_wrong_lift() {
     }
 }
 
+/// A native fault in the instruction under test is caught and reported,
+/// and the runner keeps working after it.
+#[test]
+fn native_faults_are_caught() {
+    let mut runner = Runner::new();
+    let layout = runner.layout();
+    let add = forms::from_bytes(&[0x01, 0xc8], &layout);
+    let mut rng = Rng::new(1);
+    // mov eax, [0]; ud2; int3
+    for (bytes, signal) in
+        [(&[0x8b, 0x04, 0x25, 0, 0, 0, 0][..], libc::SIGSEGV), (&[0x0f, 0x0b], libc::SIGILL), (&[0xcc], libc::SIGTRAP)]
+    {
+        runner.install(bytes);
+        let case = states::generate(&add, &layout, &mut rng);
+        let fault = runner.run(&case.state, &case.mem).err().expect("the instruction faults natively");
+        assert_eq!(fault.signal, signal, "{bytes:02x?}");
+        runner.install(&add.bytes);
+        let n = runner.run(&case.state, &case.mem).expect("add runs after a fault");
+        assert_eq!(n.state.gpr[0] as u32, (case.state.gpr[0] as u32).wrapping_add(case.state.gpr[1] as u32));
+    }
+}
+
 /// docs/oracle.md must show every row of the undefined-flags table.
 #[test]
 fn docs_mirror_the_mask_table() {

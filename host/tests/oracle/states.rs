@@ -335,7 +335,7 @@ const MEM_HI: u64 = 3072;
 const STACK_LO: u64 = 1536;
 const STACK_HI: u64 = 2560;
 
-/// Generates state number `n` for `form`.
+/// Generates the next random state for `form`.
 pub fn generate(form: &Form, layout: &Layout, rng: &mut Rng) -> Case {
     let insn = &form.insn;
     let mut st = GuestState::default();

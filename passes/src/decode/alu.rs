@@ -335,26 +335,33 @@ impl L<'_, '_> {
             let addr = self.addr();
             self.b.ternary(Opcode::AtomicCas, ty, addr, acc, src)
         } else {
-            let old = self.read(0, ty);
-            let eq = self.icmp(IntCond::Eq, ty, old, acc);
-            let new = self.select(ty, eq, src, old);
-            self.write(0, new);
-            old
+            self.read(0, ty)
         };
         let r = self.bin(Opcode::Sub, ty, acc, old);
         self.flags_arith(Arith::Sub, ty, acc, old, r, None, true);
-        // On failure the accumulator receives the old value (on success it
-        // already equals it, but a 32-bit accumulator write is still
-        // skipped on success, so keep the upper half then).
         let eq = self.icmp(IntCond::Eq, ty, old, acc);
-        let full_old = self.b.get(Reg::RAX);
-        self.gpr_set(acc_reg, old);
-        if ty == Type::I32 {
-            let written = self.b.get(Reg::RAX);
-            let kept = self.select(Type::I64, eq, full_old, written);
-            self.b.set(Reg::RAX, kept);
+        // Failure: the accumulator receives the old value; success: it is
+        // not written (a 32-bit accumulator keeps its upper half).
+        self.gpr_set_unless(acc_reg, eq, old);
+        // A register destination receives the source on success and is not
+        // written at all on failure (not even zero-extended). After the
+        // accumulator, so `cmpxchg ax, bx` (always equal) ends with bx.
+        if !self.is_mem(0) {
+            let ne = self.un(Opcode::Not, Type::I1, eq);
+            self.gpr_set_unless(self.i.op_register(0), ne, src);
         }
         Outcome::Next
+    }
+
+    /// Writes `v` to a GPR at its width, or leaves the whole 64-bit
+    /// register untouched when `keep` (an i1) holds.
+    fn gpr_set_unless(&mut self, reg: iced_x86::Register, keep: Value, v: Value) {
+        let slot = Reg::gpr(reg.full_register().number() as u8);
+        let before = self.b.get(slot);
+        self.gpr_set(reg, v);
+        let after = self.b.get(slot);
+        let r = self.select(Type::I64, keep, before, after);
+        self.b.set(slot, r);
     }
 
     pub fn bswap(&mut self) -> Outcome {
@@ -424,9 +431,9 @@ impl L<'_, '_> {
                     let top = self.c(ty, u64::from(ty.bits() - 1));
                     self.bin(Opcode::Sub, ty, top, lz)
                 };
-                let old = self.read(0, ty);
-                let r = self.select(ty, is_zero, old, idx);
-                self.write(0, r);
+                // A zero source leaves the whole register unchanged (a
+                // 32-bit destination is not zero-extended either).
+                self.gpr_set_unless(self.i.op_register(0), is_zero, idx);
                 self.b.set(Reg::ZF, is_zero);
                 // CF, OF, SF, AF, PF are undefined: these CPUs clear them
                 // except as computed below, which the oracle masks.
@@ -434,7 +441,7 @@ impl L<'_, '_> {
                 self.b.set(Reg::OF, f);
                 self.b.set(Reg::SF, f);
                 self.b.set(Reg::AF, f);
-                let pf = self.un(Opcode::Parity, ty, r);
+                let pf = self.un(Opcode::Parity, ty, idx);
                 self.b.set(Reg::PF, pf);
             }
             Mnemonic::Tzcnt | Mnemonic::Lzcnt => {

@@ -276,20 +276,30 @@ impl L<'_, '_> {
 
     // Stack.
 
-    pub fn push(&mut self, v: Value) {
+    /// Pushes `v`, a value of `ty` (i64, or i16 with the 0x66 prefix).
+    pub fn push_sized(&mut self, ty: Type, v: Value) {
         let sp = self.b.get(Reg::RSP);
-        let eight = self.c(Type::I64, 8);
-        let nsp = self.bin(Opcode::Sub, Type::I64, sp, eight);
-        self.b.store(Type::I64, nsp, v);
+        let size = self.c(Type::I64, u64::from(ty.bits() / 8));
+        let nsp = self.bin(Opcode::Sub, Type::I64, sp, size);
+        self.b.store(ty, nsp, v);
         self.b.set(Reg::RSP, nsp);
     }
 
-    pub fn pop(&mut self) -> Value {
+    /// Pops a value of `ty`.
+    pub fn pop_sized(&mut self, ty: Type) -> Value {
         let sp = self.b.get(Reg::RSP);
-        let v = self.b.load(Type::I64, sp);
-        let eight = self.c(Type::I64, 8);
-        let nsp = self.bin(Opcode::Add, Type::I64, sp, eight);
+        let v = self.b.load(ty, sp);
+        let size = self.c(Type::I64, u64::from(ty.bits() / 8));
+        let nsp = self.bin(Opcode::Add, Type::I64, sp, size);
         self.b.set(Reg::RSP, nsp);
         v
+    }
+
+    pub fn push(&mut self, v: Value) {
+        self.push_sized(Type::I64, v)
+    }
+
+    pub fn pop(&mut self) -> Value {
+        self.pop_sized(Type::I64)
     }
 }

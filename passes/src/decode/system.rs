@@ -7,33 +7,45 @@ use aarchx_ir::{ExitKind, Opcode, Reg, TrapKind, Type, Value};
 use iced_x86::{Mnemonic, Register};
 
 use super::lift::Outcome;
-use super::operand::L;
+use super::operand::{int_type, L};
 
 /// RFLAGS bit positions of cf, pf, af, zf, sf, of, df.
 const FLAG_BITS: [(Reg, u32); 7] =
     [(Reg::CF, 0), (Reg::PF, 2), (Reg::AF, 4), (Reg::ZF, 6), (Reg::SF, 7), (Reg::OF, 11), (Reg::DF, 10)];
 
 impl L<'_, '_> {
-    pub fn push_op(&mut self) -> Outcome {
-        if self.op_size(0) != 8 {
-            return Outcome::Unsupported;
+    /// The operand size of push/pop in bytes: 2 with the 0x66 prefix, else 8.
+    fn stack_op_size(&self) -> usize {
+        match self.i.op_kind(0) {
+            iced_x86::OpKind::Immediate16 | iced_x86::OpKind::Immediate8to16 => 2,
+            iced_x86::OpKind::Register | iced_x86::OpKind::Memory => self.op_size(0),
+            _ => 8,
         }
-        let v = self.read(0, Type::I64);
-        self.push(v);
+    }
+
+    pub fn push_op(&mut self) -> Outcome {
+        let ty = int_type(self.stack_op_size());
+        let v = self.read(0, ty);
+        self.push_sized(ty, v);
         Outcome::Next
     }
 
     pub fn pop_op(&mut self) -> Outcome {
-        if self.op_size(0) != 8 {
-            return Outcome::Unsupported;
-        }
-        let v = self.pop();
+        let ty = int_type(self.stack_op_size());
+        let v = self.pop_sized(ty);
         self.write(0, v);
         Outcome::Next
     }
 
     pub fn leave(&mut self) -> Outcome {
         let rbp = self.b.get(Reg::RBP);
+        if self.i.code() == iced_x86::Code::Leavew {
+            // rsp = rbp, then a 16-bit pop into bp (the rest of rbp stays).
+            self.b.set(Reg::RSP, rbp);
+            let v = self.pop_sized(Type::I16);
+            self.gpr_set(Register::BP, v);
+            return Outcome::Next;
+        }
         self.b.set(Reg::RSP, rbp);
         let v = self.pop();
         self.b.set(Reg::RBP, v);
