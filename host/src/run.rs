@@ -42,10 +42,14 @@ impl RunError {
     }
 }
 
-/// Translated regions by guest entry address.
+/// Translated regions by guest entry address, and what translating them
+/// produced.
 #[derive(Default)]
 struct Cache {
     regions: HashMap<u64, Rc<Region>>,
+    translated: u64,
+    guest_insns: u64,
+    ir_insts: u64,
 }
 
 impl Cache {
@@ -54,6 +58,9 @@ impl Cache {
             return Ok(r.clone());
         }
         let region = Rc::new(pipeline.translate(rip, mem)?);
+        self.translated += 1;
+        self.guest_insns += region.guest_insns().count() as u64;
+        self.ir_insts += region.blocks.iter().map(|b| b.insts.len() as u64).sum::<u64>();
         tracing::trace!(entry = format_args!("{rip:#x}"), "translated region\n{}", aarchx_ir::print::print(&region));
         self.regions.insert(rip, region.clone());
         Ok(region)
@@ -100,6 +107,12 @@ pub fn run(policy: &Policy, program: &Path, args: &[OsString]) -> Result<u8, Run
                 SyscallOutcome::Continue => {}
                 SyscallOutcome::Exit(status) => {
                     report_summary(&engine);
+                    tracing::debug!(
+                        regions = cache.translated,
+                        guest_insns = cache.guest_insns,
+                        ir_insts = cache.ir_insts,
+                        "translation totals"
+                    );
                     return Ok(status as u8);
                 }
                 SyscallOutcome::CodeChanged { start, len } => {

@@ -2,10 +2,14 @@
 //! [`aarchx_pass::PassInfo`] and registered in [`BUILTIN`]; they use the
 //! same interface as passes loaded from plugins.
 
+pub mod dce;
+pub mod dead_flags;
 pub mod decode;
 pub mod memory_order;
+#[cfg(test)]
+mod testing;
 
 use aarchx_pass::PassInfo;
 
 /// Every built-in pass, in no particular order.
-pub static BUILTIN: &[&PassInfo] = &[&decode::INFO, &memory_order::INFO];
+pub static BUILTIN: &[&PassInfo] = &[&decode::INFO, &dead_flags::INFO, &dce::INFO, &memory_order::INFO];

@@ -36,33 +36,22 @@ impl Pass for MemoryOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aarchx_ir::parse::parse;
-    use aarchx_ir::print::print;
-    use aarchx_pass::{GuestCode, TranslationConfig};
-
-    struct NoCode;
-    impl GuestCode for NoCode {
-        fn read(&self, _: u64, _: &mut [u8]) -> usize {
-            0
-        }
-    }
+    use crate::testing::run_pass_with;
+    use aarchx_pass::TranslationConfig;
 
     const INPUT: &str = "\
 region 0x1000
 block0:
   v0 = get rsp
   v1 = load.i64 v0
-  store.i32 v0, v1
+  store.i64 v0, v1
   v2 = load.v128 v0
   store.v128 v0, v2
   exit jump 0x1004
 ";
 
     fn run(memory_model: MemoryModel, tso_vector: bool) -> String {
-        let mut r = parse(INPUT).unwrap();
-        let config = TranslationConfig { memory_model, tso_vector };
-        MemoryOrder.run(&PassContext { code: &NoCode, config: &config }, &mut r).unwrap();
-        print(&r)
+        run_pass_with(&mut MemoryOrder, INPUT, &TranslationConfig { memory_model, tso_vector })
     }
 
     #[test]
@@ -74,7 +63,7 @@ block0:
     fn ordered_model_orders_scalar_accesses_only() {
         let out = run(MemoryModel::Ordered, false);
         assert!(out.contains("v1 = load.i64 ordered v0"), "{out}");
-        assert!(out.contains("store.i32 ordered v0, v1"), "{out}");
+        assert!(out.contains("store.i64 ordered v0, v1"), "{out}");
         assert!(out.contains("v2 = load.v128 v0"), "{out}");
         assert!(out.contains("store.v128 v0, v2"), "{out}");
     }
