@@ -6,7 +6,7 @@
 //! At exits and traps every flag is live (the next region, or a signal
 //! handler, may read it). What computed a removed flag is left for `dce`.
 
-use aarchx_ir::{Format, Opcode, Reg, Region};
+use aarchx_ir::{Format, Opcode, Reg, Region, Value};
 use aarchx_pass::{Pass, PassContext, PassError, PassInfo, Stage};
 
 pub static INFO: PassInfo = PassInfo {
@@ -37,6 +37,25 @@ fn live_out(region: &Region, block: usize, live_in: &[FlagSet]) -> FlagSet {
     }
 }
 
+/// Walks `block` backward from the flags live at its end; returns the
+/// flags live at its start and the instructions to keep (dead flag writes
+/// dropped), in order.
+fn transfer(region: &Region, block: usize, mut live: FlagSet) -> (FlagSet, Vec<Value>) {
+    let mut keep = Vec::with_capacity(region.blocks[block].insts.len());
+    for v in region.blocks[block].insts.iter().rev() {
+        let d = region.inst(*v);
+        match (d.op, flag_bit(d.reg())) {
+            (Opcode::Set, Some(bit)) if live & bit == 0 => continue,
+            (Opcode::Set, Some(bit)) => live &= !bit,
+            (Opcode::Get, Some(bit)) => live |= bit,
+            _ => {}
+        }
+        keep.push(*v);
+    }
+    keep.reverse();
+    (live, keep)
+}
+
 impl Pass for DeadFlags {
     fn run(&mut self, _cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {
         let n = region.blocks.len();
@@ -46,15 +65,7 @@ impl Pass for DeadFlags {
         while changed {
             changed = false;
             for b in (0..n).rev() {
-                let mut live = live_out(region, b, &live_in);
-                for v in region.blocks[b].insts.iter().rev() {
-                    let d = region.inst(*v);
-                    match (d.op, flag_bit(d.reg())) {
-                        (Opcode::Set, Some(bit)) => live &= !bit,
-                        (Opcode::Get, Some(bit)) => live |= bit,
-                        _ => {}
-                    }
-                }
+                let (live, _) = transfer(region, b, live_out(region, b, &live_in));
                 if live != live_in[b] {
                     live_in[b] = live;
                     changed = true;
@@ -62,19 +73,7 @@ impl Pass for DeadFlags {
             }
         }
         for b in 0..n {
-            let mut live = live_out(region, b, &live_in);
-            let mut keep = Vec::with_capacity(region.blocks[b].insts.len());
-            for v in region.blocks[b].insts.iter().rev() {
-                let d = region.inst(*v);
-                match (d.op, flag_bit(d.reg())) {
-                    (Opcode::Set, Some(bit)) if live & bit == 0 => continue,
-                    (Opcode::Set, Some(bit)) => live &= !bit,
-                    (Opcode::Get, Some(bit)) => live |= bit,
-                    _ => {}
-                }
-                keep.push(*v);
-            }
-            keep.reverse();
+            let (_, keep) = transfer(region, b, live_out(region, b, &live_in));
             region.blocks[b].insts = keep;
         }
         Ok(())

@@ -155,22 +155,49 @@ impl L<'_, '_> {
         self.b.set(reg, n);
     }
 
+    /// The masked count of a shift whose count is operand `n` (cl or an
+    /// immediate; an implicit 1 when absent), and whether it is zero (then
+    /// no flag changes).
+    fn shift_count(&mut self, n: u32, ty: Type) -> (Value, Value) {
+        let raw = if self.i.op_count() <= n {
+            self.c(Type::I8, 1)
+        } else if self.i.op_kind(n) == OpKind::Register {
+            let cl = self.gpr_get(self.i.op_register(n));
+            self.resize(cl, self.op_type(n), Type::I8)
+        } else {
+            self.c(Type::I8, self.i.immediate(n))
+        };
+        let mask = self.c(Type::I8, if ty.bits() == 64 { 63 } else { 31 });
+        let count = self.bin(Opcode::And, Type::I8, raw, mask);
+        let zero8 = self.c(Type::I8, 0);
+        let none = self.icmp(IntCond::Eq, Type::I8, count, zero8);
+        (count, none)
+    }
+
+    /// A shift's flags: CF and OF as given, and unless `rotate`, ZF SF PF
+    /// from the result and AF (undefined) cleared; all unchanged when the
+    /// count is zero (`none`).
+    fn shift_flags(&mut self, ty: Type, none: Value, r: Value, cf: Value, of: Value, rotate: bool) {
+        self.set_unless(Reg::CF, none, cf);
+        self.set_unless(Reg::OF, none, of);
+        if !rotate {
+            let zero = self.c(ty, 0);
+            let zf = self.icmp(IntCond::Eq, ty, r, zero);
+            let sf = self.icmp(IntCond::Slt, ty, r, zero);
+            let pf = self.un(Opcode::Parity, ty, r);
+            self.set_unless(Reg::ZF, none, zf);
+            self.set_unless(Reg::SF, none, sf);
+            self.set_unless(Reg::PF, none, pf);
+            let af = self.c(Type::I1, 0);
+            self.set_unless(Reg::AF, none, af);
+        }
+    }
+
     /// shl/sal, shr, sar, rol, ror with an immediate, cl or implicit 1 count.
     pub fn shift(&mut self, m: Mnemonic) -> Outcome {
         let ty = self.op_type(0);
         let bits = ty.bits();
-        let raw = if self.i.op_count() < 2 {
-            self.c(Type::I8, 1)
-        } else if self.i.op_kind(1) == OpKind::Register {
-            let cl = self.gpr_get(self.i.op_register(1));
-            self.resize(cl, self.op_type(1), Type::I8)
-        } else {
-            self.c(Type::I8, self.i.immediate(1))
-        };
-        let mask = self.c(Type::I8, if bits == 64 { 63 } else { 31 });
-        let count = self.bin(Opcode::And, Type::I8, raw, mask);
-        let zero8 = self.c(Type::I8, 0);
-        let none = self.icmp(IntCond::Eq, Type::I8, count, zero8);
+        let (count, none) = self.shift_count(1, ty);
         let (a, addr) = self.read_rmw(0);
         let one8 = self.c(Type::I8, 1);
         let cm1 = self.bin(Opcode::Sub, Type::I8, count, one8);
@@ -214,20 +241,7 @@ impl L<'_, '_> {
             }
         };
         self.write_at(0, addr, r);
-        self.set_unless(Reg::CF, none, cf);
-        self.set_unless(Reg::OF, none, of);
-        if !matches!(m, Mnemonic::Rol | Mnemonic::Ror) {
-            let zero = self.c(ty, 0);
-            let zf = self.icmp(IntCond::Eq, ty, r, zero);
-            let sf = self.icmp(IntCond::Slt, ty, r, zero);
-            let pf = self.un(Opcode::Parity, ty, r);
-            self.set_unless(Reg::ZF, none, zf);
-            self.set_unless(Reg::SF, none, sf);
-            self.set_unless(Reg::PF, none, pf);
-            // AF is undefined after a shift; keep it when the count is zero.
-            let af = self.c(Type::I1, 0);
-            self.set_unless(Reg::AF, none, af);
-        }
+        self.shift_flags(ty, none, r, cf, of, matches!(m, Mnemonic::Rol | Mnemonic::Ror));
         Outcome::Next
     }
 
@@ -236,15 +250,7 @@ impl L<'_, '_> {
         let ty = self.op_type(0);
         let bits = ty.bits();
         let wide = int_type(2 * ty.bits() as usize / 8);
-        let raw = if self.i.op_kind(2) == OpKind::Register {
-            self.gpr_get(self.i.op_register(2))
-        } else {
-            self.c(Type::I8, self.i.immediate(2))
-        };
-        let mask = self.c(Type::I8, if bits == 64 { 63 } else { 31 });
-        let count = self.bin(Opcode::And, Type::I8, raw, mask);
-        let zero8 = self.c(Type::I8, 0);
-        let none = self.icmp(IntCond::Eq, Type::I8, count, zero8);
+        let (count, none) = self.shift_count(2, ty);
         let (a, addr) = self.read_rmw(0);
         let src = self.read(1, ty);
         let shift_bits = self.c(Type::I8, u64::from(bits));
@@ -268,17 +274,7 @@ impl L<'_, '_> {
         let sa = self.bit(ty, a, bits - 1);
         let sr = self.bit(ty, r, bits - 1);
         let of = self.bin(Opcode::Xor, Type::I1, sa, sr);
-        self.set_unless(Reg::CF, none, cf);
-        self.set_unless(Reg::OF, none, of);
-        let zero = self.c(ty, 0);
-        let zf = self.icmp(IntCond::Eq, ty, r, zero);
-        let sf = self.icmp(IntCond::Slt, ty, r, zero);
-        let pf = self.un(Opcode::Parity, ty, r);
-        self.set_unless(Reg::ZF, none, zf);
-        self.set_unless(Reg::SF, none, sf);
-        self.set_unless(Reg::PF, none, pf);
-        let af = self.c(Type::I1, 0);
-        self.set_unless(Reg::AF, none, af);
+        self.shift_flags(ty, none, r, cf, of, false);
         Outcome::Next
     }
 
