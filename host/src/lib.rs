@@ -7,6 +7,8 @@
 
 pub mod cpuid;
 pub mod engine;
+#[cfg(test)]
+mod exec_tests;
 pub mod interp;
 #[cfg(target_arch = "aarch64")]
 pub mod jit;

@@ -3,7 +3,7 @@
 
 use aarchx_ir::{ExitKind, GuestState};
 
-use super::region;
+use crate::exec_tests::region;
 use crate::interp::RegionExit;
 use crate::jit::chain::StubId;
 use crate::jit::{CompileOptions, Jit};

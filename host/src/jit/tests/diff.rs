@@ -1,6 +1,7 @@
 //! Differential tests: many small IR fixtures, each run from random
 //! guest states and memory through the JIT (plain and journaled) and the
-//! interpreter, which must agree on everything (see [`super::check`]).
+//! interpreter, which must agree on everything (see
+//! [`crate::exec_tests::Prepared::check`]).
 //! Random values favour the edges: small shift amounts, sign and width
 //! boundaries, and for floats zeros, infinities, quiet and signalling
 //! NaNs, denormals and integer-conversion limits.
@@ -9,8 +10,7 @@
 
 use aarchx_ir::{GuestState, Reg};
 
-use super::{check_compiled, region, GuestMem};
-use crate::jit::{CompileOptions, Jit};
+use crate::exec_tests::{region, GuestMem, Prepared};
 
 /// xorshift64*: a small deterministic generator.
 pub(super) struct Rng(pub u64);
@@ -154,16 +154,12 @@ pub(super) fn run_regions(name: &str, regions: &[aarchx_ir::Region]) {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ name.len() as u64);
     let mut mem = GuestMem::new();
     for r in regions {
-        let text = aarchx_ir::print::print(r);
-        let mut jit = Jit::new().expect("JIT starts");
-        let plain = jit.compile(r, CompileOptions::default()).unwrap_or_else(|e| panic!("declined: {e}\n{text}"));
-        let journaled =
-            jit.compile(r, CompileOptions { journal: true }).unwrap_or_else(|e| panic!("declined: {e}\n{text}"));
+        let mut prepared = Prepared::new(r);
         for _ in 0..states {
             let bytes: Vec<u8> = (0..4096).map(|_| rng.next() as u8).collect();
             mem.set_bytes(&bytes);
             let state = rng.state(&mem);
-            check_compiled(&mut jit, plain, journaled, r, &state, &mut mem);
+            prepared.check(&state, &mut mem);
         }
     }
 }

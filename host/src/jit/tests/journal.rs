@@ -1,6 +1,6 @@
 //! Journal mode: stores are recorded with their old bytes and roll back.
 
-use super::{region, state_with, GuestMem};
+use crate::exec_tests::{region, state_with, GuestMem};
 use crate::jit::{CompileOptions, Jit};
 
 #[test]
