@@ -15,6 +15,7 @@ pub mod jit;
 pub mod loader;
 pub mod machine;
 pub mod mem;
+pub mod plugin;
 pub mod policy;
 pub mod run;
 pub mod signals;

@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use aarchx::loader::rootfs::Rootfs;
 use aarchx::policy;
 use aarchx::run::{self, RunError};
 
@@ -17,6 +18,11 @@ Usage: aarchx [OPTIONS] [--] PROGRAM [ARGS...]
 Options:
   --policy FILE   Translation policy (a RON file; see docs/policies.md).
                   Default: the built-in policies/default.ron.
+  --rootfs DIR    The x86-64 guest root: a dynamic program's loader and
+                  libraries come from it, and absolute paths the guest
+                  opens resolve inside it first, then on the host.
+                  Default: $AARCHX_ROOTFS, else / when it holds an x86-64
+                  /lib64/ld-linux-x86-64.so.2, else /usr/x86_64-linux-gnu.
   -h, --help      Print this help and exit.
   -V, --version   Print the version and exit.
 
@@ -25,14 +31,17 @@ Everything from PROGRAM on is passed to the guest untouched.
 Environment:
   AARCHX_LOG      Log filter for aarchx's own messages on stderr, e.g.
                   `debug` or `aarchx=trace` (quiet by default).
+  AARCHX_ROOTFS   The guest root when --rootfs is not given.
 
 Exit status:
   the guest's own exit status; if the guest is killed by a signal, aarchx
   kills itself with the same signal.
-  2    usage error, or a policy that does not load or validate
+  2    usage error, a policy that does not load or validate, or a guest
+       root that does not exist or is not a directory
   3    verify mode found a translated block that disagrees with the interpreter
   4    translation failed (a pass failed or produced invalid IR)
-  126  PROGRAM is not a runnable x86-64 ELF executable
+  126  PROGRAM is not a runnable x86-64 ELF executable, or its dynamic
+       loader is not in the guest root
   127  PROGRAM was not found
 ";
 
@@ -40,11 +49,12 @@ Exit status:
 enum Command {
     Help,
     Version,
-    Run { policy: Option<PathBuf>, program: PathBuf, args: Vec<OsString> },
+    Run { policy: Option<PathBuf>, rootfs: Option<PathBuf>, program: PathBuf, args: Vec<OsString> },
 }
 
 fn parse_args(mut argv: impl Iterator<Item = OsString>) -> Result<Command, String> {
     let mut policy = None;
+    let mut rootfs = None;
     while let Some(arg) = argv.next() {
         match arg.to_str() {
             Some("-h" | "--help") => return Ok(Command::Help),
@@ -53,12 +63,16 @@ fn parse_args(mut argv: impl Iterator<Item = OsString>) -> Result<Command, Strin
                 policy = Some(PathBuf::from(argv.next().ok_or("--policy needs a FILE")?));
             }
             Some(s) if s.starts_with("--policy=") => policy = Some(PathBuf::from(&s["--policy=".len()..])),
+            Some("--rootfs") => {
+                rootfs = Some(PathBuf::from(argv.next().ok_or("--rootfs needs a DIR")?));
+            }
+            Some(s) if s.starts_with("--rootfs=") => rootfs = Some(PathBuf::from(&s["--rootfs=".len()..])),
             Some("--") => {
                 let program = argv.next().ok_or("missing PROGRAM after --")?;
-                return Ok(Command::Run { policy, program: program.into(), args: argv.collect() });
+                return Ok(Command::Run { policy, rootfs, program: program.into(), args: argv.collect() });
             }
             Some(s) if s.starts_with('-') && s.len() > 1 => return Err(format!("unknown option `{s}`")),
-            _ => return Ok(Command::Run { policy, program: arg.into(), args: argv.collect() }),
+            _ => return Ok(Command::Run { policy, rootfs, program: arg.into(), args: argv.collect() }),
         }
     }
     Err("missing PROGRAM".into())
@@ -79,7 +93,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (policy_path, program, args) = match command {
+    let (policy_path, rootfs, program, args) = match command {
         Command::Help => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -88,13 +102,17 @@ fn main() -> ExitCode {
             println!("aarchx {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
-        Command::Run { policy, program, args } => (policy, program, args),
+        Command::Run { policy, rootfs, program, args } => (policy, rootfs, program, args),
     };
     let policy = match policy_path {
         Some(p) => policy::load(&p),
         None => Ok(policy::builtin_default()),
     };
-    let result = policy.map_err(RunError::Policy).and_then(|p| run::run(&p, &program, &args));
+    let root = match rootfs.or_else(|| std::env::var_os("AARCHX_ROOTFS").filter(|d| !d.is_empty()).map(PathBuf::from)) {
+        Some(dir) => Rootfs::new(&dir),
+        None => Ok(Rootfs::host_default()),
+    };
+    let result = policy.map_err(RunError::Policy).and_then(|p| run::run(&p, &root?, &program, &args));
     match result {
         Ok(status) => ExitCode::from(status),
         Err(e) => {

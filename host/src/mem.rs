@@ -431,9 +431,10 @@ impl GuestMemory {
 
     /// Maps a program image of `len` bytes read-write and zeroed, at `at`
     /// exactly if given (it must be free), else anywhere at an address
-    /// aligned to `align` (a power of two). Reserves address space after it
-    /// for the brk heap. Returns the image's address.
-    pub fn map_image(&mut self, at: Option<u64>, len: u64, align: u64) -> Result<u64, Errno> {
+    /// aligned to `align` (a power of two). With `brk`, reserves address
+    /// space after it for the brk heap (the main program's image; a dynamic
+    /// loader's has none). Returns the image's address.
+    pub fn map_image(&mut self, at: Option<u64>, len: u64, align: u64, brk: bool) -> Result<u64, Errno> {
         let len = round_up(len, GUEST_PAGE).ok_or(Errno::ENOMEM)?;
         let rw = libc::PROT_READ | libc::PROT_WRITE;
         let anon = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
@@ -444,7 +445,7 @@ impl GuestMemory {
                 host::reserve_exact(hs, he - hs)?;
                 // SAFETY: reserve_exact just reserved this range for us.
                 unsafe { host::map_fixed(hs, he - hs, rw, anon, -1, 0) }?;
-                let mut reserve = BRK_RESERVE;
+                let mut reserve = if brk { BRK_RESERVE } else { 0 };
                 while reserve >= BRK_RESERVE_MIN && host::reserve_exact(he, reserve).is_err() {
                     reserve /= 2;
                 }
@@ -454,7 +455,7 @@ impl GuestMemory {
             None => {
                 let align = align.max(self.host_page);
                 let host_len = self.host_up(len).ok_or(Errno::ENOMEM)?;
-                let total = host_len.checked_add(BRK_RESERVE).ok_or(Errno::ENOMEM)?;
+                let total = host_len.checked_add(if brk { BRK_RESERVE } else { 0 }).ok_or(Errno::ENOMEM)?;
                 let flags = anon | libc::MAP_NORESERVE;
                 let got = host::map_anywhere(0, total + align, libc::PROT_NONE, flags, -1, 0)?;
                 let start = round_up(got, align).ok_or(Errno::ENOMEM)?;
@@ -472,8 +473,10 @@ impl GuestMemory {
             }
         };
         self.set_range(start, start + len, Some(PROT_READ | PROT_WRITE));
-        let brk_start = self.host_up(start + len).ok_or(Errno::ENOMEM)?;
-        self.brk = Brk { start: brk_start, cur: brk_start, host_end: brk_start, limit: brk_limit.max(brk_start) };
+        if brk {
+            let brk_start = self.host_up(start + len).ok_or(Errno::ENOMEM)?;
+            self.brk = Brk { start: brk_start, cur: brk_start, host_end: brk_start, limit: brk_limit.max(brk_start) };
+        }
         Ok(start)
     }
 
@@ -913,7 +916,7 @@ mod tests {
     #[test]
     fn brk_grows_and_shrinks_with_zeroed_pages() {
         let mut m = GuestMemory::new();
-        let base = m.map_image(None, 3 * GUEST_PAGE, 1 << 21).unwrap();
+        let base = m.map_image(None, 3 * GUEST_PAGE, 1 << 21, true).unwrap();
         assert_eq!(base % (1 << 21), 0);
         let start = m.brk_start();
         assert_eq!(start, base + m.host_up(3 * GUEST_PAGE).unwrap());

@@ -26,15 +26,19 @@
 //!
 //! Every field but `passes` may be left out and takes the value shown in
 //! the comments of `policies/default.ron`. `verify` takes the settings
-//! directly (`Some(...)` and `None` are accepted too).
+//! directly (`Some(...)` and `None` are accepted too). `plugins` lists
+//! plugin files whose passes the pass list may name (see docs/plugins.md):
+//! `plugins: [(path: "libmy_pass.so", on_failure: Skip)]`.
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use aarchx_pass::{MemoryModel, OptionError, OptionValue, Options, Pass, PassInfo, Stage, TranslationConfig};
+use aarchx_pass::{MemoryModel, OptionError, OptionValue, Options, Pass, Stage, TranslationConfig};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
+
+use crate::plugin::{order, OrderError, PassDef, PluginError, Registry};
 
 /// The text of `policies/default.ron`, built in so `aarchx ./prog` works
 /// from any directory.
@@ -64,6 +68,9 @@ pub struct Policy {
     /// Verify mode: check translated blocks against the IR interpreter.
     #[serde(default)]
     pub verify: Option<VerifySettings>,
+    /// Plugin files to load; their passes join the built-in ones.
+    #[serde(default)]
+    pub plugins: Vec<PluginEntry>,
     /// Where the policy came from (a file name, `<built-in default>`), for
     /// error messages.
     #[serde(skip)]
@@ -154,6 +161,30 @@ pub enum OnMismatch {
     Count,
 }
 
+/// A plugin file the policy loads.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginEntry {
+    /// The shared library; a relative path is taken from the policy
+    /// file's folder.
+    pub path: PathBuf,
+    /// What a failure of one of its passes at run time does.
+    #[serde(default)]
+    pub on_failure: OnFailure,
+}
+
+/// What a plugin pass failing on a region (an error, a panic, IR the
+/// verifier rejects) does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum OnFailure {
+    /// Report it on one line and exit with status 4.
+    #[default]
+    Abort,
+    /// Translate that region without the pass; count the failures and
+    /// report them at exit.
+    Skip,
+}
+
 /// One pass of the pipeline as the policy names it.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -233,20 +264,23 @@ pub enum PolicyError {
          stages run in the order decode, region, transform, lowering"
     )]
     StageOrder { at: Place, pass: String, stage: &'static str, prev: String, prev_stage: &'static str },
+    /// A `before`/`after` constraint of a pass that the list breaks.
+    #[error("{at}: {error}")]
+    Order { at: Place, error: OrderError },
 }
 
 /// A pass of a validated pipeline, ready to instantiate.
 #[derive(Clone)]
 pub struct ValidatedPass<'r> {
-    pub info: &'r PassInfo,
+    pub info: &'r PassDef,
     /// Every option the pass declares, defaults filled in.
     pub options: Options,
 }
 
 impl ValidatedPass<'_> {
-    /// Creates the pass.
-    pub fn instantiate(&self) -> Box<dyn Pass> {
-        (self.info.create)(&self.options)
+    /// Creates the pass (a plugin's `create` may refuse).
+    pub fn instantiate(&self) -> Result<Box<dyn Pass>, PluginError> {
+        self.info.instantiate(&self.options)
     }
 }
 
@@ -287,21 +321,27 @@ impl Policy {
         TranslationConfig { memory_model: self.memory_model.effective(), tso_vector: self.tso_vector }
     }
 
+    /// The folder relative plugin paths are taken from: the policy file's.
+    pub fn base_dir(&self) -> &Path {
+        Path::new(&self.origin).parent().unwrap_or(Path::new(""))
+    }
+
     /// Checks the pass list against `registry`: every pass known, its
-    /// options valid, the first pass a decode pass, stages in order.
-    /// Returns the pipeline in order, ready to instantiate.
-    pub fn validate<'r>(&self, registry: &[&'r PassInfo]) -> Result<Vec<ValidatedPass<'r>>, PolicyError> {
+    /// options valid, the first pass a decode pass, stages in order, every
+    /// `before`/`after` constraint met. Returns the pipeline in order,
+    /// ready to instantiate.
+    pub fn validate<'r>(&self, registry: &'r Registry) -> Result<Vec<ValidatedPass<'r>>, PolicyError> {
         let place = |at: Option<Location>| Place { origin: self.origin.clone(), at };
         if self.passes.is_empty() {
             return Err(PolicyError::NoPasses { at: place(None) });
         }
         let mut out: Vec<ValidatedPass<'r>> = Vec::with_capacity(self.passes.len());
         for entry in &self.passes {
-            let info = registry.iter().copied().find(|p| p.name == entry.name).ok_or_else(|| {
+            let info = registry.get(&entry.name).ok_or_else(|| {
                 let known = registry.iter().map(|p| format!("`{}`", p.name)).collect::<Vec<_>>().join(", ");
                 PolicyError::UnknownPass { at: place(entry.source.at), name: entry.name.clone(), known }
             })?;
-            let options = Options::validate(info.options, &entry.options).map_err(|error| {
+            let options = info.validate_options(&entry.options).map_err(|error| {
                 let (name, hint) = match &error {
                     OptionError::Unknown(name) => {
                         let hint = if info.options.is_empty() {
@@ -330,7 +370,7 @@ impl Policy {
                         at: place(entry.source.at),
                         pass: entry.name.clone(),
                         stage: info.stage.name(),
-                        prev: prev.info.name.to_string(),
+                        prev: prev.info.name.clone(),
                         prev_stage: prev.info.stage.name(),
                     });
                 }
@@ -338,6 +378,16 @@ impl Policy {
             }
             out.push(ValidatedPass { info, options });
         }
+        let entries: Vec<order::Entry<'_>> = out
+            .iter()
+            .map(|p| order::Entry {
+                name: &p.info.name,
+                stage: p.info.stage,
+                before: &p.info.before,
+                after: &p.info.after,
+            })
+            .collect();
+        order::check(&entries).map_err(|error| PolicyError::Order { at: place(None), error })?;
         Ok(out)
     }
 }
@@ -468,6 +518,7 @@ fn in_struct(outer: Option<&str>) -> String {
     match outer {
         Some("Policy") | None => String::new(),
         Some("PassEntry") => String::from(" in a pass entry"),
+        Some("PluginEntry") => String::from(" in a plugin entry"),
         Some("VerifySettings") => String::from(" in `verify`"),
         Some(other) => format!(" in `{other}`"),
     }
@@ -619,7 +670,7 @@ fn locate_entries(text: &str, tokens: &[Token<'_>]) -> Vec<EntrySource> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aarchx_pass::{OptionSpec, PassContext, PassError};
+    use aarchx_pass::{OptionSpec, PassContext, PassError, PassInfo};
     use aarchx_pass::ir::Region;
 
     struct Nop;
@@ -644,8 +695,8 @@ mod tests {
         PassInfo { name: "constfold", stage: Stage::Transform, doc: "folding", options: &[], create };
     static TSO: PassInfo = PassInfo { name: "tso", stage: Stage::Lowering, doc: "memory order", options: &[], create };
 
-    fn registry() -> Vec<&'static PassInfo> {
-        vec![&DECODE, &SUPERBLOCK, &CONSTFOLD, &TSO]
+    fn registry() -> Registry {
+        Registry::builtin(&[&DECODE, &SUPERBLOCK, &CONSTFOLD, &TSO])
     }
 
     fn err(text: &str) -> String {
@@ -667,7 +718,7 @@ mod tests {
             }
             let policy = load(&path).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(policy.passes[0].name, "decode", "{}", path.display());
-            policy.validate(aarchx_passes::BUILTIN).unwrap_or_else(|e| panic!("{e}"));
+            policy.validate(&Registry::builtin(aarchx_passes::BUILTIN)).unwrap_or_else(|e| panic!("{e}"));
             n += 1;
         }
         assert!(n >= 5, "found only {n} policies in {}", dir.display());
@@ -700,11 +751,12 @@ mod tests {
         assert_eq!(p.memory_model.effective(), MemoryModel::Plain);
         assert!(!p.afp && !p.tso_vector && p.verify.is_none());
         assert_eq!(p.origin, "t.ron");
-        let v = p.validate(&registry()).unwrap();
+        let registry = registry();
+        let v = p.validate(&registry).unwrap();
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].options.int("max_insns"), 8);
         assert!(!v[0].options.bool("stop_at_call"));
-        let _pass = v[0].instantiate();
+        let _pass = v[0].instantiate().unwrap();
 
         let p = parse(r#"(passes: [(name: "decode")], verify: (every: 8, on_mismatch: Count))"#, "t").unwrap();
         assert_eq!(p.verify, Some(VerifySettings { first: 4, every: 8, on_mismatch: OnMismatch::Count }));

@@ -11,8 +11,10 @@ use aarchx_ir::{ExitKind, GuestState, Region, TrapKind};
 
 use crate::engine::{Engine, EngineError};
 use crate::interp::RegionExit;
+use crate::loader::rootfs::{Rootfs, RootfsError};
 use crate::loader::{self, LoadError};
 use crate::mem::GuestMemory;
+use crate::plugin::{PluginError, Registry};
 use crate::policy::{Policy, PolicyError};
 use crate::syscall::{self, Process, SyscallOutcome};
 use crate::translate::{Pipeline, TranslateError};
@@ -22,6 +24,10 @@ use crate::translate::{Pipeline, TranslateError};
 pub enum RunError {
     #[error("{0}")]
     Policy(#[from] PolicyError),
+    #[error("{0}")]
+    Rootfs(#[from] RootfsError),
+    #[error("{0}")]
+    Plugin(#[from] PluginError),
     #[error("{0}")]
     Load(#[from] LoadError),
     #[error("{0}")]
@@ -34,7 +40,7 @@ impl RunError {
     /// The documented exit status for this error (see `aarchx --help`).
     pub fn exit_status(&self) -> u8 {
         match self {
-            RunError::Policy(_) => 2,
+            RunError::Policy(_) | RunError::Rootfs(_) | RunError::Plugin(_) => 2,
             RunError::Load(e) => e.exit_status(),
             RunError::Translate(_) | RunError::Engine(EngineError::Setup(_)) => 4,
             RunError::Engine(EngineError::Mismatch(_)) => 3,
@@ -77,12 +83,13 @@ impl Cache {
     }
 }
 
-/// Runs `program` with `args` under `policy`; returns the guest's exit
-/// status. A guest killed by a signal kills this process with that signal
-/// and does not return.
-pub fn run(policy: &Policy, program: &Path, args: &[OsString]) -> Result<u8, RunError> {
-    let passes = policy.validate(aarchx_passes::BUILTIN)?;
-    let mut pipeline = Pipeline::new(&passes, policy.translation_config());
+/// Runs `program` with `args` under `policy`, with its files from `root`;
+/// returns the guest's exit status. A guest killed by a signal kills this
+/// process with that signal and does not return.
+pub fn run(policy: &Policy, root: &Rootfs, program: &Path, args: &[OsString]) -> Result<u8, RunError> {
+    let registry = Registry::with_plugins(aarchx_passes::BUILTIN, &policy.plugins, policy.base_dir())?;
+    let passes = policy.validate(&registry)?;
+    let mut pipeline = Pipeline::new(&passes, policy.translation_config())?;
     let mut engine = Engine::new(policy)?;
     let mut argv: Vec<OsString> = vec![program.as_os_str().to_owned()];
     argv.extend(args.iter().cloned());
@@ -93,20 +100,20 @@ pub fn run(policy: &Policy, program: &Path, args: &[OsString]) -> Result<u8, Run
             kv
         })
         .collect();
-    let loaded = loader::load(program, &argv, &envp)?;
+    let loaded = loader::load(program, &argv, &envp, root)?;
     let mut state = loaded.initial_state();
-    let mut process = Process::new(loaded);
+    let mut process = Process::new(loaded, root.clone());
     let mut cache = Cache::default();
     loop {
         let region = cache.get_or_translate(state.rip, &mut pipeline, &process.mem)?;
         tracing::trace!(target: "aarchx::exec", "{:#x}", state.rip);
         let exit = engine.execute(&region, &mut state, &mut process);
-        let exit = exit.inspect_err(|_| report_summary(&engine))?;
+        let exit = exit.inspect_err(|_| report_summary(&engine, &pipeline))?;
         match exit {
             RegionExit::Jump { kind: ExitKind::Syscall } => match syscall::syscall(&mut process, &mut state) {
                 SyscallOutcome::Continue => {}
                 SyscallOutcome::Exit(status) => {
-                    report_summary(&engine);
+                    report_summary(&engine, &pipeline);
                     tracing::debug!(
                         regions = cache.translated,
                         guest_insns = cache.guest_insns,
@@ -122,16 +129,20 @@ pub fn run(policy: &Policy, program: &Path, args: &[OsString]) -> Result<u8, Run
             },
             RegionExit::Jump { .. } => {}
             RegionExit::Trap { kind } => {
-                report_summary(&engine);
+                report_summary(&engine, &pipeline);
                 die_of(kind, &state)
             }
         }
     }
 }
 
-/// Prints verify mode's totals, when it is on.
-fn report_summary(engine: &Engine) {
+/// Prints verify mode's totals, when it is on, and the plugin passes
+/// skipped after failures.
+fn report_summary(engine: &Engine, pipeline: &Pipeline) {
     if let Some(line) = engine.summary() {
+        eprintln!("{line}");
+    }
+    for line in pipeline.summary() {
         eprintln!("{line}");
     }
 }

@@ -108,20 +108,22 @@ fn check_arm64(engine: &str, policy: &str, builds: &[&str]) {
 #[test]
 fn guests_match_native_under_the_interpreter() {
     let bin = host_aarchx();
-    report(["static", "static-pie"].iter().flat_map(|b| check_all("the interpreter", &[&bin], "interp.ron", b, false)).collect());
+    report(
+        ["static", "static-pie", "dyn"].iter().flat_map(|b| check_all("the interpreter", &[&bin], "interp.ron", b, false)).collect(),
+    );
 }
 
 #[test]
 fn guests_match_native_under_the_jit() {
-    check_arm64("the JIT", "default.ron", &["static", "static-pie"]);
+    check_arm64("the JIT", "default.ron", &["static", "static-pie", "dyn"]);
 }
 
 #[test]
 fn guests_match_native_under_the_jit_with_ordered_memory() {
-    check_arm64("the JIT (ordered)", "ordered.ron", &["static"]);
+    check_arm64("the JIT (ordered)", "ordered.ron", &["static", "dyn"]);
 }
 
 #[test]
 fn guests_match_native_in_verify_mode() {
-    check_arm64("verify mode", "verify.ron", &["static"]);
+    check_arm64("verify mode", "verify.ron", &["static", "dyn"]);
 }

@@ -1,6 +1,6 @@
-//! The ELF reader: checks that a file is a static x86-64 Linux executable
-//! and extracts what loading it needs (entry point, program headers, load
-//! segments). Parsed by hand from the ELF64 layout, with every offset and
+//! The ELF reader: checks that a file is an x86-64 Linux executable (or
+//! the dynamic loader it names) and extracts what loading it needs (entry
+//! point, program headers, load segments, the PT_INTERP path). Parsed by hand from the ELF64 layout, with every offset and
 //! size bounds-checked; nothing here touches memory.
 
 use crate::mem::{PROT_EXEC, PROT_READ, PROT_WRITE};
@@ -44,8 +44,10 @@ pub enum ElfError {
     BadClass(u8),
     #[error("{0}, not an executable")]
     NotExecutable(&'static str),
-    #[error("dynamic executables are not supported yet")]
-    Dynamic,
+    #[error("PT_INTERP lies outside the file")]
+    InterpOutsideFile,
+    #[error("PT_INTERP is not a NUL-terminated path")]
+    BadInterp,
     #[error("truncated: program headers lie outside the file")]
     PhdrsOutsideFile,
     #[error("program header entry size {0}, expected 56")]
@@ -85,7 +87,7 @@ fn machine_name(machine: u16) -> String {
 }
 
 /// Whether the executable is loaded where it says (ET_EXEC) or anywhere
-/// (ET_DYN: static-pie).
+/// (ET_DYN: PIE, static-pie or a dynamic loader).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ElfKind {
     Exec,
@@ -105,7 +107,7 @@ pub struct Segment {
 }
 
 /// What loading needs from an executable's headers. Addresses are as in the
-/// file (before a static-pie's load bias).
+/// file (before an ET_DYN's load bias).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Elf {
     pub kind: ElfKind,
@@ -114,6 +116,8 @@ pub struct Elf {
     /// The program headers' address in memory, for AT_PHDR.
     pub phdr_vaddr: u64,
     pub segments: Vec<Segment>,
+    /// The dynamic loader PT_INTERP names (without its NUL), if any.
+    pub interp: Option<Vec<u8>>,
 }
 
 fn u16_at(d: &[u8], off: usize) -> u16 {
@@ -178,12 +182,13 @@ pub fn parse(data: &[u8]) -> Result<Elf, ElfError> {
     }
     let mut segments = Vec::new();
     let mut phdr_vaddr = None;
+    let mut interp = None;
     for i in 0..usize::from(phnum) {
         let ph = &data[phoff as usize + i * PHDR_SIZE..][..PHDR_SIZE];
         let (p_type, flags) = (u32_at(ph, 0), u32_at(ph, 4));
         let (offset, vaddr, filesz, memsz, align) = (u64_at(ph, 8), u64_at(ph, 16), u64_at(ph, 32), u64_at(ph, 40), u64_at(ph, 48));
         match p_type {
-            PT_INTERP => return Err(ElfError::Dynamic),
+            PT_INTERP => interp = Some(interp_path(data, offset, filesz)?),
             PT_PHDR => phdr_vaddr = Some(vaddr),
             PT_LOAD => {
                 if offset.checked_add(filesz).is_none_or(|end| end > data.len() as u64) {
@@ -218,7 +223,17 @@ pub fn parse(data: &[u8]) -> Result<Elf, ElfError> {
             .find(|s| s.offset <= phoff && phoff < s.offset + s.filesz)
             .map_or(segments[0].vaddr.wrapping_sub(segments[0].offset).wrapping_add(phoff), |s| s.vaddr + (phoff - s.offset))
     });
-    Ok(Elf { kind, entry, phnum, phdr_vaddr, segments })
+    Ok(Elf { kind, entry, phnum, phdr_vaddr, segments, interp })
+}
+
+/// The PT_INTERP segment's path: bytes up to a NUL that ends the segment.
+fn interp_path(data: &[u8], offset: u64, filesz: u64) -> Result<Vec<u8>, ElfError> {
+    let end = offset.checked_add(filesz).filter(|end| *end <= data.len() as u64).ok_or(ElfError::InterpOutsideFile)?;
+    let bytes = &data[offset as usize..end as usize];
+    match bytes.iter().position(|b| *b == 0) {
+        Some(nul) if nul > 0 => Ok(bytes[..nul].to_vec()),
+        _ => Err(ElfError::BadInterp),
+    }
 }
 
 /// Builders of ELF images for tests.
@@ -270,6 +285,18 @@ pub mod testimage {
         d.extend_from_slice(&[0xab; 0x10]);
         d
     }
+
+    /// `static_exec` as a PIE at 0 whose PT_INTERP names `interp`.
+    pub fn dynamic_exec(interp: &[u8]) -> Vec<u8> {
+        let mut d = static_exec(3, 0, &[0xc3]);
+        d[56..58].copy_from_slice(&4u16.to_le_bytes());
+        let mut ph = Vec::new();
+        let len = interp.len() as u64 + 1;
+        phdr(&mut ph, super::PT_INTERP, 4, 0x300, 0x300, len, len);
+        d[64 + 3 * 56..64 + 4 * 56].copy_from_slice(&ph);
+        d[0x300..0x300 + interp.len()].copy_from_slice(interp);
+        d
+    }
 }
 
 #[cfg(test)]
@@ -311,13 +338,22 @@ mod tests {
     }
 
     #[test]
-    fn rejects_dynamic_executables() {
+    fn reads_the_interpreter_path() {
+        let loader = b"/lib64/ld-linux-x86-64.so.2\0";
         let mut d = header(2, 62, ET_DYN, 2);
-        phdr(&mut d, PT_INTERP, 4, 0xb0, 0xb0, 28, 28);
+        phdr(&mut d, PT_INTERP, 4, 0xb0, 0xb0, loader.len() as u64, loader.len() as u64);
+        phdr(&mut d, PT_LOAD, 5, 0, 0, 0x100, 0x100);
+        d.extend_from_slice(loader);
+        d.resize(0x100, 0);
+        assert_eq!(parse(&d).unwrap().interp.as_deref(), Some(&loader[..loader.len() - 1]));
+        d[0xb0] = 0;
+        assert_eq!(parse(&d), Err(ElfError::BadInterp), "empty path");
+        let mut d = header(2, 62, ET_DYN, 2);
+        phdr(&mut d, PT_INTERP, 4, 0xb0, 0xb0, 0x1000, 0x1000);
         phdr(&mut d, PT_LOAD, 5, 0, 0, 0x100, 0x100);
         d.resize(0x100, 0);
-        assert_eq!(parse(&d), Err(ElfError::Dynamic));
-        assert_eq!(ElfError::Dynamic.to_string(), "dynamic executables are not supported yet");
+        assert_eq!(parse(&d), Err(ElfError::InterpOutsideFile));
+        assert_eq!(parse(&static_exec(2, 0x400000, &[0xc3])).unwrap().interp, None);
     }
 
     #[test]

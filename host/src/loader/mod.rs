@@ -1,7 +1,9 @@
-//! The program loader: maps a static x86-64 Linux executable (ET_EXEC, or
-//! static-pie ET_DYN without PT_INTERP) into guest memory at its addresses
-//! (identity-mapped), builds its initial stack, and hands back what running
-//! it needs: entry point, initial rsp and the guest memory map.
+//! The program loader: maps an x86-64 Linux executable (ET_EXEC, or an
+//! ET_DYN: PIE or static-pie) into guest memory (identity-mapped), and for
+//! a dynamic executable also the dynamic loader its PT_INTERP names, looked
+//! up in the guest root; builds the initial stack, and hands back what
+//! running it needs: entry point (the loader's, for a dynamic executable,
+//! which then does the linking itself), initial rsp and the memory map.
 //!
 //! Segments are copied into one anonymous mapping of the image's span rather
 //! than mapped from the file, so any host page size works; pages between
@@ -9,9 +11,10 @@
 //! nothing here (the stack is never executable; the C runtime sets up TLS).
 
 pub mod elf;
+pub mod rootfs;
 pub mod stack;
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -19,7 +22,8 @@ use std::path::{Path, PathBuf};
 use aarchx_ir::GuestState;
 
 use crate::mem::{Errno, GuestMemory, GUEST_PAGE};
-use elf::{ElfError, ElfKind};
+use elf::{Elf, ElfError, ElfKind};
+use rootfs::Rootfs;
 use stack::StackContents;
 
 /// The guest stack's size.
@@ -34,6 +38,15 @@ pub enum LoadError {
     Read { path: PathBuf, source: io::Error },
     #[error("{}: not a runnable x86-64 ELF: {reason}", path.display())]
     NotRunnable { path: PathBuf, reason: ElfError },
+    #[error(
+        "{}: dynamic loader {} not found at {} (set the x86-64 guest root with --rootfs DIR)",
+        program.display(),
+        interp.display(),
+        looked_for.display()
+    )]
+    NoInterpreter { program: PathBuf, interp: PathBuf, looked_for: PathBuf },
+    #[error("{}: the dynamic loader {} is itself dynamic", program.display(), interp.display())]
+    NestedInterpreter { program: PathBuf, interp: PathBuf },
     #[error("{}: cannot map {what}: {errno}", path.display())]
     Map { path: PathBuf, what: &'static str, errno: Errno },
     #[error("{}: argument list too long", .0.display())]
@@ -54,13 +67,15 @@ impl LoadError {
 /// A program in memory, ready to run.
 #[derive(Debug)]
 pub struct LoadedProgram {
+    /// Where the guest starts: the program's entry, or its dynamic loader's.
     pub entry: u64,
     /// The initial rsp: it points at argc.
     pub stack_pointer: u64,
     /// The executable's absolute path (what /proc/self/exe names).
     pub exe: PathBuf,
     /// The guest memory map: image, brk heap (empty, starting at the
-    /// page-aligned end of the highest segment) and stack.
+    /// page-aligned end of the program's highest segment), the dynamic
+    /// loader's image if any, and stack.
     pub memory: GuestMemory,
 }
 
@@ -75,22 +90,24 @@ impl LoadedProgram {
     }
 }
 
-/// Loads the static x86-64 executable at `path`, with its argument vector
-/// (`argv[0]` included) and environment (`NAME=value` strings).
-pub fn load(path: &Path, argv: &[OsString], envp: &[OsString]) -> Result<LoadedProgram, LoadError> {
-    let data = std::fs::read(path).map_err(|source| match source.kind() {
+/// Reads the file at `path`.
+fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
+    std::fs::read(path).map_err(|source| match source.kind() {
         io::ErrorKind::NotFound => LoadError::NotFound(path.to_path_buf()),
         _ => LoadError::Read { path: path.to_path_buf(), source },
-    })?;
-    let not_runnable = |reason| LoadError::NotRunnable { path: path.to_path_buf(), reason };
-    let map_err = |what| move |errno| LoadError::Map { path: path.to_path_buf(), what, errno };
-    let elf = elf::parse(&data).map_err(not_runnable)?;
+    })
+}
 
+/// Maps the load segments of `elf` (read from `data`, the file at `path`)
+/// with their final protections: an ET_EXEC at its addresses, an ET_DYN
+/// anywhere, aligned to its segments' alignment. `brk` places the brk heap
+/// after it (the main program). Returns the load bias.
+fn map_elf(memory: &mut GuestMemory, path: &Path, elf: &Elf, data: &[u8], brk: bool) -> Result<u64, LoadError> {
+    let map_err = |what| move |errno| LoadError::Map { path: path.to_path_buf(), what, errno };
     let lo = elf.segments.iter().map(|s| s.vaddr).min().unwrap_or(0) & !(GUEST_PAGE - 1);
     let hi = elf.segments.iter().map(|s| s.vaddr + s.memsz).max().unwrap_or(0);
-    let mut memory = GuestMemory::new();
     let (base, bias) = match elf.kind {
-        ElfKind::Exec => (memory.map_image(Some(lo), hi - lo, GUEST_PAGE).map_err(map_err("the program image"))?, 0),
+        ElfKind::Exec => (memory.map_image(Some(lo), hi - lo, GUEST_PAGE, brk).map_err(map_err("the program image"))?, 0),
         ElfKind::Dyn => {
             let align = elf
                 .segments
@@ -99,7 +116,7 @@ pub fn load(path: &Path, argv: &[OsString], envp: &[OsString]) -> Result<LoadedP
                 .filter(|a| a.is_power_of_two() && *a <= 1 << 30)
                 .fold(GUEST_PAGE, u64::max);
             let lo = lo & !(align - 1);
-            let base = memory.map_image(None, hi - lo, align).map_err(map_err("the program image"))?;
+            let base = memory.map_image(None, hi - lo, align, brk).map_err(map_err("the program image"))?;
             (base, base - lo)
         }
     };
@@ -124,7 +141,43 @@ pub fn load(path: &Path, argv: &[OsString], envp: &[OsString]) -> Result<LoadedP
         memory.mprotect(start, run.len() as u64 * GUEST_PAGE, u64::from(run[0])).map_err(map_err("a segment"))?;
         page += run.len();
     }
+    tracing::debug!(path = %path.display(), kind = ?elf.kind, base = format_args!("{base:#x}"), "mapped");
+    Ok(bias)
+}
 
+/// Maps the dynamic loader `interp` names, looked up in `root`, for the
+/// program at `program`. Returns its load bias (AT_BASE) and entry.
+fn map_interpreter(memory: &mut GuestMemory, program: &Path, interp: &[u8], root: &Rootfs) -> Result<(u64, u64), LoadError> {
+    let interp = Path::new(OsStr::from_bytes(interp));
+    let path = root.inside(interp);
+    let data = read_file(&path).map_err(|e| match e {
+        LoadError::NotFound(_) => {
+            LoadError::NoInterpreter { program: program.to_path_buf(), interp: interp.to_path_buf(), looked_for: path.clone() }
+        }
+        e => e,
+    })?;
+    let elf = elf::parse(&data).map_err(|reason| LoadError::NotRunnable { path: path.clone(), reason })?;
+    if elf.interp.is_some() {
+        return Err(LoadError::NestedInterpreter { program: program.to_path_buf(), interp: path });
+    }
+    let bias = map_elf(memory, &path, &elf, &data, false)?;
+    Ok((bias, elf.entry + bias))
+}
+
+/// Loads the x86-64 executable at `path`, with its argument vector
+/// (`argv[0]` included) and environment (`NAME=value` strings); a dynamic
+/// executable's loader comes from `root`.
+pub fn load(path: &Path, argv: &[OsString], envp: &[OsString], root: &Rootfs) -> Result<LoadedProgram, LoadError> {
+    let data = read_file(path)?;
+    let elf = elf::parse(&data).map_err(|reason| LoadError::NotRunnable { path: path.to_path_buf(), reason })?;
+    let mut memory = GuestMemory::new();
+    let bias = map_elf(&mut memory, path, &elf, &data, true)?;
+    let (interp_base, entry) = match &elf.interp {
+        Some(interp) => map_interpreter(&mut memory, path, interp, root)?,
+        None => (0, elf.entry + bias),
+    };
+
+    let map_err = |what| move |errno| LoadError::Map { path: path.to_path_buf(), what, errno };
     let top = memory.map_stack(STACK_SIZE).map_err(map_err("the stack"))?;
     let argv: Vec<&[u8]> = argv.iter().map(|a| a.as_bytes()).collect();
     let envp: Vec<&[u8]> = envp.iter().map(|e| e.as_bytes()).collect();
@@ -134,7 +187,7 @@ pub fn load(path: &Path, argv: &[OsString], envp: &[OsString]) -> Result<LoadedP
         (stack::AT_PHENT, 56),
         (stack::AT_PHNUM, u64::from(elf.phnum)),
         (stack::AT_PAGESZ, GUEST_PAGE),
-        (stack::AT_BASE, 0),
+        (stack::AT_BASE, interp_base),
         (stack::AT_FLAGS, 0),
         (stack::AT_ENTRY, elf.entry + bias),
         (stack::AT_UID, u64::from(ids.uid)),
@@ -164,13 +217,12 @@ pub fn load(path: &Path, argv: &[OsString], envp: &[OsString]) -> Result<LoadedP
         .unwrap_or_else(|_| path.to_path_buf());
     tracing::debug!(
         path = %exe.display(),
-        kind = ?elf.kind,
-        base = format_args!("{base:#x}"),
-        entry = format_args!("{:#x}", elf.entry + bias),
+        entry = format_args!("{entry:#x}"),
+        at_base = format_args!("{interp_base:#x}"),
         rsp = format_args!("{:#x}", image.rsp),
         "loaded"
     );
-    Ok(LoadedProgram { entry: elf.entry + bias, stack_pointer: image.rsp, exe, memory })
+    Ok(LoadedProgram { entry, stack_pointer: image.rsp, exe, memory })
 }
 
 #[cfg(test)]
@@ -178,6 +230,10 @@ mod tests {
     use super::*;
     use aarchx_pass::GuestCode;
     use std::io::Write;
+
+    fn host_root() -> Rootfs {
+        Rootfs::new(Path::new("/")).unwrap()
+    }
 
     fn write_temp(name: &str, data: &[u8]) -> PathBuf {
         let path = std::env::temp_dir().join(format!("aarchx-loader-{}-{name}", std::process::id()));
@@ -187,15 +243,15 @@ mod tests {
 
     #[test]
     fn missing_and_unrunnable_files() {
-        let err = load(Path::new("/nonexistent/aarchx-test"), &[], &[]).unwrap_err();
+        let err = load(Path::new("/nonexistent/aarchx-test"), &[], &[], &host_root()).unwrap_err();
         assert_eq!(err.exit_status(), 127);
         assert_eq!(err.to_string(), "/nonexistent/aarchx-test: no such file or directory");
         let path = write_temp("script", b"#!/bin/sh\n");
-        let err = load(&path, &[], &[]).unwrap_err();
+        let err = load(&path, &[], &[], &host_root()).unwrap_err();
         assert_eq!(err.exit_status(), 126);
         assert!(err.to_string().ends_with(": not a runnable x86-64 ELF: not an ELF file (bad magic)"), "{err}");
         std::fs::remove_file(path).unwrap();
-        assert_eq!(load(Path::new("/"), &[], &[]).unwrap_err().exit_status(), 126);
+        assert_eq!(load(Path::new("/"), &[], &[], &host_root()).unwrap_err().exit_status(), 126);
     }
 
     #[test]
@@ -203,7 +259,7 @@ mod tests {
         let code = [0x48, 0x31, 0xc0, 0xc3];
         let path = write_temp("pie", &elf::testimage::static_exec(3, 0x400000, &code));
         let argv = [OsString::from("prog"), OsString::from("arg")];
-        let prog = load(&path, &argv, &[OsString::from("X=1")]).unwrap();
+        let prog = load(&path, &argv, &[OsString::from("X=1")], &host_root()).unwrap();
         std::fs::remove_file(&path).unwrap();
         let bias = prog.entry - 0x401000;
         assert_eq!(bias % GUEST_PAGE, 0);
@@ -228,19 +284,69 @@ mod tests {
         assert!(prog.exe.is_absolute());
     }
 
+    /// The auxiliary vector entry `key` of a loaded program's stack.
+    fn aux(prog: &LoadedProgram, key: u64) -> Option<u64> {
+        let word = |addr: u64| {
+            let mut w = [0u8; 8];
+            prog.memory.read_bytes(addr, &mut w).unwrap();
+            u64::from_le_bytes(w)
+        };
+        let mut at = prog.stack_pointer + 8 * (word(prog.stack_pointer) + 2);
+        while word(at) != 0 {
+            at += 8;
+        }
+        at += 8;
+        while word(at) != stack::AT_NULL {
+            if word(at) == key {
+                return Some(word(at + 8));
+            }
+            at += 16;
+        }
+        None
+    }
+
+    #[test]
+    fn loads_the_dynamic_loader_from_the_root() {
+        let root_dir = std::env::temp_dir().join(format!("aarchx-loader-{}-root", std::process::id()));
+        std::fs::create_dir_all(root_dir.join("lib")).unwrap();
+        std::fs::write(root_dir.join("lib/ld.so"), elf::testimage::static_exec(3, 0, &[0x90, 0xc3])).unwrap();
+        let path = write_temp("dyn", &elf::testimage::dynamic_exec(b"/lib/ld.so"));
+        let root = Rootfs::new(&root_dir).unwrap();
+        let prog = load(&path, &[OsString::from("prog")], &[], &root).unwrap();
+        let mut code = [0u8; 2];
+        assert_eq!(prog.memory.read(prog.entry, &mut code), 2);
+        assert_eq!(code, [0x90, 0xc3], "starts in the loader");
+        assert_eq!(aux(&prog, stack::AT_BASE), Some(prog.entry - 0x1000), "AT_BASE: the loader's base");
+        let entry = aux(&prog, stack::AT_ENTRY).unwrap();
+        assert_ne!(entry, prog.entry);
+        assert_eq!(prog.memory.read(entry, &mut code[..1]), 1);
+        assert_eq!(code[0], 0xc3, "AT_ENTRY: the program's own entry");
+        assert_eq!(aux(&prog, stack::AT_PHDR), Some(entry - 0x1000 + 0x40));
+        assert_eq!(aux(&prog, stack::AT_PHNUM), Some(4));
+
+        std::fs::remove_file(root_dir.join("lib/ld.so")).unwrap();
+        let err = load(&path, &[], &[], &root).unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        std::fs::remove_dir_all(&root_dir).unwrap();
+        assert_eq!(err.exit_status(), 126);
+        let msg = err.to_string();
+        assert!(msg.contains("/lib/ld.so") && msg.contains(&format!("{}/lib/ld.so", root.dir().display())), "{msg}");
+        assert!(msg.contains("--rootfs"), "{msg}");
+    }
+
     #[test]
     fn loads_a_static_executable_at_its_address() {
         // An address nothing else in the test process uses.
         let base = 0x2345_0000_0000;
         let path = write_temp("exec", &elf::testimage::static_exec(2, base, &[0xc3]));
-        let prog = load(&path, &[OsString::from("prog")], &[]).unwrap();
+        let prog = load(&path, &[OsString::from("prog")], &[], &host_root()).unwrap();
         assert_eq!(prog.entry, base + 0x1000);
         let state = prog.initial_state();
         assert_eq!((state.rip, state.gpr[4]), (prog.entry, prog.stack_pointer));
         let mut byte = [0u8];
         assert_eq!(prog.memory.read(base + 0x1000, &mut byte), 1);
         assert_eq!(byte, [0xc3]);
-        let again = load(&path, &[], &[]).unwrap_err();
+        let again = load(&path, &[], &[], &host_root()).unwrap_err();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(again.exit_status(), 126);
         assert!(again.to_string().contains("cannot map the program image"), "{again}");

@@ -8,7 +8,11 @@
 //!
 //! The x86-64 calls arm64 lacks (open, stat, access, mkdir, rename, ...)
 //! become their `*at` forms. Path and buffer pointers go to the host as
-//! they are (guest memory is identity-mapped), so the kernel checks them.
+//! they are (guest memory is identity-mapped), so the kernel checks them,
+//! except that the lookups (open, stat, access, readlink, statfs, chdir) of
+//! an absolute path that exists inside the guest root use that path.
+
+use std::ffi::CString;
 
 use super::{Errno, Process};
 use crate::mem::GuestMemory;
@@ -132,10 +136,31 @@ const PASSTHROUGH_FCNTLS: [u64; 21] = [
 const F_ADD_SEALS: u64 = 1033;
 const F_GET_SEALS: u64 = 1034;
 
+/// A guest path argument as a host call takes it: the guest's own pointer,
+/// or the path inside the guest root it resolves to.
+struct PathArg {
+    guest: u64,
+    inside_root: Option<CString>,
+}
+
+impl PathArg {
+    fn ptr(&self) -> u64 {
+        self.inside_root.as_ref().map_or(self.guest, |p| p.as_ptr() as u64)
+    }
+}
+
 impl Process {
     /// Whether a guest path names this process's executable through /proc.
     fn is_proc_exe(&self, path: &[u8]) -> bool {
         path == b"/proc/self/exe" || path == format!("/proc/{}/exe", std::process::id()).as_bytes()
+    }
+
+    /// The host path for the guest path at `path`: inside the guest root
+    /// when it is absolute and exists there. Memory is only read when the
+    /// root is not the host's `/`.
+    fn path_arg(&self, path: u64) -> Result<PathArg, Errno> {
+        let inside_root = if self.root.is_host() { None } else { self.root.redirect(&self.mem.read_cstr(path, PATH_MAX)?) };
+        Ok(PathArg { guest: path, inside_root })
     }
 
     pub(super) fn openat(&mut self, dirfd: u64, path: u64, flags: u64, mode: u64) -> Result<u64, Errno> {
@@ -144,11 +169,37 @@ impl Process {
             let exe = self.exe.as_ptr() as u64;
             return host!(libc::SYS_openat, AT_FDCWD, exe, flags, mode);
         }
-        host!(libc::SYS_openat, dirfd, path, flags, mode)
+        let path = self.path_arg(path)?;
+        host!(libc::SYS_openat, dirfd, path.ptr(), flags, mode)
     }
 
     pub(super) fn fstatat(&mut self, dirfd: u64, path: u64, buf: u64, flags: u64) -> Result<u64, Errno> {
-        stat_into(&mut self.mem, buf, |st| host!(libc::SYS_newfstatat, dirfd, path, st as u64, flags))
+        let path = self.path_arg(path)?;
+        stat_into(&mut self.mem, buf, |st| host!(libc::SYS_newfstatat, dirfd, path.ptr(), st as u64, flags))
+    }
+
+    pub(super) fn statx(&mut self, dirfd: u64, path: u64, flags: u64, mask: u64, buf: u64) -> Result<u64, Errno> {
+        let path = self.path_arg(path)?;
+        host!(libc::SYS_statx, dirfd, path.ptr(), flags, mask, buf)
+    }
+
+    pub(super) fn statfs(&mut self, path: u64, buf: u64) -> Result<u64, Errno> {
+        let path = self.path_arg(path)?;
+        host!(libc::SYS_statfs, path.ptr(), buf)
+    }
+
+    /// faccessat2 (faccessat and access are it with no flags).
+    pub(super) fn faccessat(&mut self, dirfd: u64, path: u64, mode: u64, flags: u64) -> Result<u64, Errno> {
+        let path = self.path_arg(path)?;
+        if flags == 0 {
+            return host!(libc::SYS_faccessat, dirfd, path.ptr(), mode);
+        }
+        host!(libc::SYS_faccessat2, dirfd, path.ptr(), mode, flags)
+    }
+
+    pub(super) fn chdir(&mut self, path: u64) -> Result<u64, Errno> {
+        let path = self.path_arg(path)?;
+        host!(libc::SYS_chdir, path.ptr())
     }
 
     pub(super) fn fstat(&mut self, fd: u64, buf: u64) -> Result<u64, Errno> {
@@ -159,7 +210,8 @@ impl Process {
     pub(super) fn readlinkat(&mut self, dirfd: u64, path: u64, buf: u64, size: u64) -> Result<u64, Errno> {
         let name = self.mem.read_cstr(path, PATH_MAX)?;
         if !self.is_proc_exe(&name) {
-            return host!(libc::SYS_readlinkat, dirfd, path, buf, size);
+            let path = self.path_arg(path)?;
+            return host!(libc::SYS_readlinkat, dirfd, path.ptr(), buf, size);
         }
         if size as i32 <= 0 {
             return Err(Errno::EINVAL);
@@ -230,10 +282,6 @@ pub fn chmod(path: u64, mode: u64) -> Result<u64, Errno> {
 
 pub fn chown(path: u64, uid: u64, gid: u64, nofollow: bool) -> Result<u64, Errno> {
     host!(libc::SYS_fchownat, AT_FDCWD, path, uid, gid, if nofollow { AT_SYMLINK_NOFOLLOW } else { 0 })
-}
-
-pub fn access(path: u64, mode: u64) -> Result<u64, Errno> {
-    host!(libc::SYS_faccessat, AT_FDCWD, path, mode)
 }
 
 pub fn mknod(path: u64, mode: u64, dev: u64) -> Result<u64, Errno> {

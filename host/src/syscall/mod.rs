@@ -22,6 +22,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use aarchx_ir::GuestState;
 
+use crate::loader::rootfs::Rootfs;
 use crate::loader::LoadedProgram;
 use crate::mem::{Errno, GuestMemory};
 
@@ -93,15 +94,17 @@ pub struct Process {
     pub mem: GuestMemory,
     /// The guest executable's absolute path, for /proc/self/exe.
     exe: CString,
+    /// The guest root absolute paths resolve in first.
+    root: Rootfs,
     signals: Signals,
     /// System call numbers already reported as unimplemented.
     reported: BTreeSet<u64>,
 }
 
 impl Process {
-    pub fn new(program: LoadedProgram) -> Process {
+    pub fn new(program: LoadedProgram, root: Rootfs) -> Process {
         let exe = CString::new(program.exe.as_os_str().as_bytes()).unwrap_or_default();
-        Process { mem: program.memory, exe, signals: Signals::default(), reported: BTreeSet::new() }
+        Process { mem: program.memory, exe, root, signals: Signals::default(), reported: BTreeSet::new() }
     }
 
     fn unimplemented(&mut self, nr: u64, name: Option<&'static str>) -> Result<u64, Errno> {
@@ -204,12 +207,12 @@ impl Process {
             lstat => self.fstatat(AT_FDCWD, a0, a1, 0x100),
             fstat => self.fstat(a0, a1),
             newfstatat => self.fstatat(a0, a1, a2, a3),
-            statx => host!(libc::SYS_statx, a0, a1, a2, a3, a4),
-            statfs => host!(libc::SYS_statfs, a0, a1),
+            statx => self.statx(a0, a1, a2, a3, a4),
+            statfs => self.statfs(a0, a1),
             fstatfs => host!(libc::SYS_fstatfs, a0, a1),
-            access => fs::access(a0, a1),
-            faccessat => host!(libc::SYS_faccessat, a0, a1, a2),
-            faccessat2 => host!(libc::SYS_faccessat2, a0, a1, a2, a3),
+            access => self.faccessat(AT_FDCWD, a0, a1, 0),
+            faccessat => self.faccessat(a0, a1, a2, 0),
+            faccessat2 => self.faccessat(a0, a1, a2, a3),
             getdents64 => host!(libc::SYS_getdents64, a0, a1, a2),
             dup => host!(libc::SYS_dup, a0),
             dup2 => fs::dup2(a0, a1),
@@ -223,7 +226,7 @@ impl Process {
             readlink => self.readlinkat(AT_FDCWD, a0, a1, a2),
             readlinkat => self.readlinkat(a0, a1, a2, a3),
             getcwd => host!(libc::SYS_getcwd, a0, a1),
-            chdir => host!(libc::SYS_chdir, a0),
+            chdir => self.chdir(a0),
             fchdir => host!(libc::SYS_fchdir, a0),
             mkdir => fs::mkdir(a0, a1),
             mkdirat => host!(libc::SYS_mkdirat, a0, a1, a2),
@@ -379,7 +382,7 @@ mod tests {
         let mut mem = GuestMemory::new();
         let (scratch, _) = mem.mmap(0, 1 << 16, RW, (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64, -1, 0).unwrap();
         let program = LoadedProgram { entry: 0, stack_pointer: 0, exe: PathBuf::from("/guest/prog"), memory: mem };
-        (Process::new(program), scratch)
+        (Process::new(program, Rootfs::new(std::path::Path::new("/")).unwrap()), scratch)
     }
 
     fn call(p: &mut Process, nr: Sysno, args: &[u64]) -> (i64, SyscallOutcome) {
@@ -522,6 +525,29 @@ mod tests {
         assert_eq!(call(&mut p, Sysno::futex, &[m, 1 | 128, 1, 0, 0, 0]).0, 0, "FUTEX_WAKE_PRIVATE");
         assert_eq!(call(&mut p, Sysno::kill, &[u64::from(std::process::id()), 0]).0, 0);
         assert_eq!(call(&mut p, Sysno::sched_getaffinity, &[0, 128, m]).0 > 0, true);
+    }
+
+    #[test]
+    fn absolute_paths_resolve_inside_the_root_first() {
+        let dir = std::env::temp_dir().join(format!("aarchx-syscall-root-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("etc")).unwrap();
+        std::fs::write(dir.join("etc/aarchx-only-in-root"), b"root").unwrap();
+        let (mut p, m) = process();
+        p.root = Rootfs::new(&dir).unwrap();
+        let in_root = put(&mut p, m, b"/etc/aarchx-only-in-root\0");
+        let fd = call(&mut p, Sysno::open, &[in_root, 0, 0]).0;
+        assert!(fd >= 0, "open: {fd}");
+        assert_eq!(call(&mut p, Sysno::read, &[fd as u64, m + 256, 16]).0, 4);
+        assert_eq!(get(&p, m + 256, 4), b"root");
+        assert_eq!(call(&mut p, Sysno::close, &[fd as u64]).0, 0);
+        assert_eq!(call(&mut p, Sysno::stat, &[in_root, m + 1024]).0, 0);
+        assert_eq!(get(&p, m + 1024 + 48, 8), 4u64.to_le_bytes(), "st_size");
+        assert_eq!(call(&mut p, Sysno::access, &[in_root, 0]).0, 0);
+        let host_only = put(&mut p, m + 512, b"/proc/self/status\0");
+        assert_eq!(call(&mut p, Sysno::access, &[host_only, 0]).0, 0, "not in the root: the host's");
+        let nowhere = put(&mut p, m + 600, b"/etc/aarchx-nowhere\0");
+        assert_eq!(call(&mut p, Sysno::stat, &[nowhere, m + 1024]).0, -i64::from(libc::ENOENT));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub fn repo_root() -> PathBuf {
 
 /// The directory holding `static/` and `dyn/` guest builds.
 pub fn guest_dir() -> PathBuf {
-    let dir = std::env::var_os("AARCHX_GUEST_DIR").map(PathBuf::from).unwrap_or_else(|| repo_root().join("guest/build"));
+    let dir =
+        std::env::var_os("AARCHX_GUEST_DIR").map(PathBuf::from).unwrap_or_else(|| repo_root().join("guest/build"));
     assert!(
         dir.join("static").is_dir(),
         "guest programs not built in {}: run `./x test` (or `make -C guest`)",

@@ -636,7 +636,10 @@ fn code_forms(code: Code, slots: &[Slot], layout: &Layout) -> Vec<Form> {
 /// be encoded (e.g. ah with a REX prefix).
 fn build(code: Code, slots: &[Slot], variant: &Variant, imm: i64, layout: &Layout, rng: &mut Rng) -> Option<Form> {
     let m = code.mnemonic();
-    let mut insn = Instruction::with(code);
+    // `Instruction::with` is for operand-less codes (it debug-asserts so);
+    // the operands are set below.
+    let mut insn = Instruction::default();
+    insn.set_code(code);
     // Registers the memory operand must not use: implicit operands.
     let mut used: Vec<Register> = vec![Register::RAX, Register::RCX, Register::RDX, Register::RSP];
     let same = rng.below(16) as usize;

@@ -91,6 +91,8 @@ pub fn lift(b: &mut Builder<'_>, i: &Instruction) -> Outcome {
         M::Ldmxcsr => l.load_control(Reg::MXCSR),
         M::Fnstcw => l.store_control(Reg::FPCW),
         M::Fldcw => l.load_control(Reg::FPCW),
+        M::Fxsave | M::Fxsave64 => l.fxsave(),
+        M::Fxrstor | M::Fxrstor64 => l.fxrstor(),
         _ => l.sse(m),
     }
 }

@@ -1,6 +1,7 @@
 //! Stack, flag-register and system instructions: push/pop/leave,
 //! pushf/popf, lahf/sahf, flag set/clear, syscall, cpuid, rdtsc, the
-//! control-word loads and stores, and the traps (ud2, int3, hlt).
+//! control-word loads and stores, fxsave/fxrstor, and the traps (ud2,
+//! int3, hlt).
 
 use aarchx_ir::cond::Helper;
 use aarchx_ir::{ExitKind, Opcode, Reg, TrapKind, Type, Value};
@@ -157,6 +158,85 @@ impl L<'_, '_> {
         self.b.trap(TrapKind::Ill, self.i.ip());
         self.b.switch_to(ok);
         self.b.set(reg, v);
+        Outcome::Next
+    }
+
+    /// The address `off` bytes into the memory operand at `base`.
+    fn offset(&mut self, base: Value, off: u64) -> Value {
+        let o = self.c(Type::I64, off);
+        self.bin(Opcode::Add, Type::I64, base, o)
+    }
+
+    /// fxsave, fxsave64: the x87, MXCSR and XMM state to the 512-byte
+    /// area (bytes 0..416; the rest is not written). Of the x87 unit only
+    /// the control word is modelled and the stack is always empty, so the
+    /// status and tag words, last-instruction pointers and data registers
+    /// are stored as zero. The 16-byte alignment #GP is not checked (as
+    /// for movaps).
+    pub fn fxsave(&mut self) -> Outcome {
+        let base = self.addr();
+        let fpcw = self.b.get(Reg::FPCW);
+        self.b.store(Type::I16, base, fpcw);
+        let zero16 = self.c(Type::I16, 0);
+        let at = self.offset(base, 2);
+        self.b.store(Type::I16, at, zero16);
+        let zero32 = self.c(Type::I32, 0);
+        let at = self.offset(base, 4);
+        self.b.store(Type::I32, at, zero32);
+        let mxcsr = self.b.get(Reg::MXCSR);
+        let at = self.offset(base, 24);
+        self.b.store(Type::I32, at, mxcsr);
+        let mask = self.c(Type::I32, 0xffff);
+        let at = self.offset(base, 28);
+        self.b.store(Type::I32, at, mask);
+        let zero64 = self.c(Type::I64, 0);
+        for off in [8, 16].into_iter().chain((32..160).step_by(8)) {
+            let at = self.offset(base, off);
+            self.b.store(Type::I64, at, zero64);
+        }
+        for n in 0..16u8 {
+            let x = self.b.get(Reg::xmm(n));
+            let at = self.offset(base, 160 + 16 * u64::from(n));
+            self.b.store(Type::V128, at, x);
+        }
+        Outcome::Next
+    }
+
+    /// fxrstor, fxrstor64: the control word, MXCSR and XMM registers from
+    /// the area fxsave writes. A control word or MXCSR with a non-default
+    /// rounding mode is refused with SIGILL, as by fldcw and ldmxcsr; the
+    /// x87 stack stays empty.
+    pub fn fxrstor(&mut self) -> Outcome {
+        let base = self.addr();
+        let fpcw = self.b.load(Type::I16, base);
+        let at = self.offset(base, 24);
+        let mxcsr = self.b.load(Type::I32, at);
+        let rc_fpcw = {
+            let m = self.c(Type::I16, 0x0c00);
+            let rc = self.bin(Opcode::And, Type::I16, fpcw, m);
+            let z = self.c(Type::I16, 0);
+            self.icmp(aarchx_ir::IntCond::Ne, Type::I16, rc, z)
+        };
+        let rc_mxcsr = {
+            let m = self.c(Type::I32, 0x6000);
+            let rc = self.bin(Opcode::And, Type::I32, mxcsr, m);
+            let z = self.c(Type::I32, 0);
+            self.icmp(aarchx_ir::IntCond::Ne, Type::I32, rc, z)
+        };
+        let bad = self.bin(Opcode::Or, Type::I1, rc_fpcw, rc_mxcsr);
+        let trap = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.brif(bad, trap, ok);
+        self.b.switch_to(trap);
+        self.b.trap(TrapKind::Ill, self.i.ip());
+        self.b.switch_to(ok);
+        self.b.set(Reg::FPCW, fpcw);
+        self.b.set(Reg::MXCSR, mxcsr);
+        for n in 0..16u8 {
+            let at = self.offset(base, 160 + 16 * u64::from(n));
+            let x = self.b.load(Type::V128, at);
+            self.b.set(Reg::xmm(n), x);
+        }
         Outcome::Next
     }
 }

@@ -105,22 +105,20 @@ pub struct OptionSpec {
 pub struct Options(pub BTreeMap<String, OptionValue>);
 
 impl Options {
-    /// Validates `given` against `specs`: unknown names and wrong kinds are
-    /// errors; missing ones take their defaults.
-    pub fn validate(specs: &[OptionSpec], given: &BTreeMap<String, OptionValue>) -> Result<Options, OptionError> {
+    /// Validates `given` against the declared options, each a name and its
+    /// default: unknown names and values of another kind than the default
+    /// are errors; missing ones take their defaults.
+    pub fn validate(declared: &[(&str, OptionValue)], given: &BTreeMap<String, OptionValue>) -> Result<Options, OptionError> {
         for (name, value) in given {
-            let spec = specs.iter().find(|s| s.name == name).ok_or_else(|| OptionError::Unknown(name.clone()))?;
-            let want = (spec.default)();
-            if want.kind() != value.kind() {
-                return Err(OptionError::Kind { name: name.clone(), want: want.kind(), got: value.kind() });
+            let (_, default) =
+                declared.iter().find(|(n, _)| n == name).ok_or_else(|| OptionError::Unknown(name.clone()))?;
+            if default.kind() != value.kind() {
+                return Err(OptionError::Kind { name: name.clone(), want: default.kind(), got: value.kind() });
             }
         }
-        let mut all = BTreeMap::new();
-        for spec in specs {
-            let v = given.get(spec.name).cloned().unwrap_or_else(spec.default);
-            all.insert(String::from(spec.name), v);
-        }
-        Ok(Options(all))
+        Ok(Options(
+            declared.iter().map(|(n, d)| (String::from(*n), given.get(*n).unwrap_or(d).clone())).collect(),
+        ))
     }
 
     pub fn bool(&self, name: &str) -> bool {
