@@ -18,6 +18,10 @@ Usage: aarchx [OPTIONS] [--] PROGRAM [ARGS...]
 Options:
   --policy FILE   Translation policy (a RON file; see docs/policies.md).
                   Default: the built-in policies/default.ron.
+  --set PASS.OPTION=VALUE
+                  Override one option of a pass the policy lists (VALUE:
+                  true, false, an integer, or text). Repeatable; for
+                  sweeps without writing policy files.
   --rootfs DIR    The x86-64 guest root: a dynamic program's loader and
                   libraries come from it, and absolute paths the guest
                   opens resolve inside it first, then on the host.
@@ -45,34 +49,55 @@ Exit status:
   127  PROGRAM was not found
 ";
 
+/// The options given before PROGRAM.
+#[derive(Default)]
+struct RunOptions {
+    policy: Option<PathBuf>,
+    rootfs: Option<PathBuf>,
+    /// `--set PASS.OPTION=VALUE` overrides, in order.
+    sets: Vec<String>,
+}
+
 /// What the command line asks for.
 enum Command {
     Help,
     Version,
-    Run { policy: Option<PathBuf>, rootfs: Option<PathBuf>, program: PathBuf, args: Vec<OsString> },
+    Run { options: RunOptions, program: PathBuf, args: Vec<OsString> },
+}
+
+/// The value of option `name` given as `name VALUE` or `name=VALUE` in
+/// `arg`; `None` if `arg` is not that option.
+fn option_value(name: &str, arg: &str, argv: &mut impl Iterator<Item = OsString>) -> Option<Result<OsString, String>> {
+    if arg == name {
+        Some(argv.next().ok_or_else(|| format!("{name} needs a value")))
+    } else {
+        arg.strip_prefix(name).and_then(|rest| rest.strip_prefix('=')).map(|v| Ok(OsString::from(v)))
+    }
 }
 
 fn parse_args(mut argv: impl Iterator<Item = OsString>) -> Result<Command, String> {
-    let mut policy = None;
-    let mut rootfs = None;
+    let mut options = RunOptions::default();
     while let Some(arg) = argv.next() {
-        match arg.to_str() {
-            Some("-h" | "--help") => return Ok(Command::Help),
-            Some("-V" | "--version") => return Ok(Command::Version),
-            Some("--policy") => {
-                policy = Some(PathBuf::from(argv.next().ok_or("--policy needs a FILE")?));
+        let Some(s) = arg.to_str() else {
+            return Ok(Command::Run { options, program: arg.into(), args: argv.collect() });
+        };
+        if let Some(v) = option_value("--policy", s, &mut argv) {
+            options.policy = Some(v?.into());
+        } else if let Some(v) = option_value("--rootfs", s, &mut argv) {
+            options.rootfs = Some(v?.into());
+        } else if let Some(v) = option_value("--set", s, &mut argv) {
+            options.sets.push(v?.into_string().map_err(|_| "--set needs UTF-8 text".to_string())?);
+        } else {
+            match s {
+                "-h" | "--help" => return Ok(Command::Help),
+                "-V" | "--version" => return Ok(Command::Version),
+                "--" => {
+                    let program = argv.next().ok_or("missing PROGRAM after --")?;
+                    return Ok(Command::Run { options, program: program.into(), args: argv.collect() });
+                }
+                _ if s.starts_with('-') && s.len() > 1 => return Err(format!("unknown option `{s}`")),
+                _ => return Ok(Command::Run { options, program: arg.into(), args: argv.collect() }),
             }
-            Some(s) if s.starts_with("--policy=") => policy = Some(PathBuf::from(&s["--policy=".len()..])),
-            Some("--rootfs") => {
-                rootfs = Some(PathBuf::from(argv.next().ok_or("--rootfs needs a DIR")?));
-            }
-            Some(s) if s.starts_with("--rootfs=") => rootfs = Some(PathBuf::from(&s["--rootfs=".len()..])),
-            Some("--") => {
-                let program = argv.next().ok_or("missing PROGRAM after --")?;
-                return Ok(Command::Run { policy, rootfs, program: program.into(), args: argv.collect() });
-            }
-            Some(s) if s.starts_with('-') && s.len() > 1 => return Err(format!("unknown option `{s}`")),
-            _ => return Ok(Command::Run { policy, rootfs, program: arg.into(), args: argv.collect() }),
         }
     }
     Err("missing PROGRAM".into())
@@ -93,7 +118,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (policy_path, rootfs, program, args) = match command {
+    let (options, program, args) = match command {
         Command::Help => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -102,13 +127,17 @@ fn main() -> ExitCode {
             println!("aarchx {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
-        Command::Run { policy, rootfs, program, args } => (policy, rootfs, program, args),
+        Command::Run { options, program, args } => (options, program, args),
     };
-    let policy = match policy_path {
-        Some(p) => policy::load(&p),
+    let policy = match &options.policy {
+        Some(p) => policy::load(p),
         None => Ok(policy::builtin_default()),
     };
-    let root = match rootfs.or_else(|| std::env::var_os("AARCHX_ROOTFS").filter(|d| !d.is_empty()).map(PathBuf::from)) {
+    let policy = policy.and_then(|mut p| {
+        options.sets.iter().try_for_each(|set| p.apply_set(set))?;
+        Ok(p)
+    });
+    let root = match options.rootfs.or_else(|| std::env::var_os("AARCHX_ROOTFS").filter(|d| !d.is_empty()).map(PathBuf::from)) {
         Some(dir) => Rootfs::new(&dir),
         None => Ok(Rootfs::host_default()),
     };

@@ -267,6 +267,8 @@ pub enum PolicyError {
     /// A `before`/`after` constraint of a pass that the list breaks.
     #[error("{at}: {error}")]
     Order { at: Place, error: OrderError },
+    #[error("--set {set}: {why}")]
+    Set { set: String, why: String },
 }
 
 /// A pass of a validated pipeline, ready to instantiate.
@@ -316,6 +318,31 @@ pub fn parse(text: &str, origin: &str) -> Result<Policy, PolicyError> {
 }
 
 impl Policy {
+    /// Applies a `--set PASS.OPTION=VALUE` override to the pass `PASS` of
+    /// the pipeline (every entry of that name). The value is a bool, an
+    /// integer or else text; its kind is checked with the other options
+    /// when the policy is validated.
+    pub fn apply_set(&mut self, set: &str) -> Result<(), PolicyError> {
+        let err = |why: &str| PolicyError::Set { set: set.to_string(), why: why.to_string() };
+        let (key, value) = set.split_once('=').ok_or_else(|| err("expected PASS.OPTION=VALUE"))?;
+        let (pass, option) = key.split_once('.').ok_or_else(|| err("expected PASS.OPTION=VALUE"))?;
+        let value = match value {
+            "true" => OptionValue::Bool(true),
+            "false" => OptionValue::Bool(false),
+            v => v.parse().map_or_else(|_| OptionValue::Str(v.to_string()), OptionValue::Int),
+        };
+        let mut found = false;
+        for entry in self.passes.iter_mut().filter(|e| e.name == pass) {
+            entry.options.insert(option.to_string(), value.clone());
+            found = true;
+        }
+        if found {
+            Ok(())
+        } else {
+            Err(err(&format!("the policy {} has no pass `{pass}`", self.origin)))
+        }
+    }
+
     /// The settings every pass may read.
     pub fn translation_config(&self) -> TranslationConfig {
         TranslationConfig { memory_model: self.memory_model.effective(), tso_vector: self.tso_vector }

@@ -123,3 +123,17 @@ fn help_lists_options_and_exit_statuses() {
         assert!(text.contains(needle), "--help lacks {needle}");
     }
 }
+
+#[test]
+fn set_overrides_a_pass_option() {
+    let hello = common::guest_dir().join("static/hello");
+    let policy = common::repo_root().join("policies/interp.ron");
+    let ok = run(&mut aarchx(&["--policy", path_str(&policy), "--set", "decode.max_insns=1", path_str(&hello)]));
+    assert_eq!(ok.code, Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    let kind = run(&mut aarchx(&["--policy", path_str(&policy), "--set=decode.max_insns=many", path_str(&hello)]));
+    assert_one_line_error(&kind, 2, &["max_insns", "integer"]);
+    let pass = run(&mut aarchx(&["--policy", path_str(&policy), "--set", "frob.x=1", path_str(&hello)]));
+    assert_one_line_error(&pass, 2, &["--set frob.x=1", "frob"]);
+    let form = run(&mut aarchx(&["--set", "nodot", path_str(&hello)]));
+    assert_one_line_error(&form, 2, &["PASS.OPTION=VALUE"]);
+}
