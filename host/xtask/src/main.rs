@@ -27,6 +27,9 @@ commands:
   build    build aarchx for the host (x86-64 only) and for aarch64 (static)
   demo     setup + guests + build, then run a guest program under aarchx
   test     setup + guests + build, then cargo test --workspace --release
+  bench    setup + bench set-up (peer, plugin, kernels) + build, then the
+           benchmark harness; arguments after `bench` go to bench/run.py
+           (see docs/benchmarks.md)
 ";
 
 type Result<T = (), E = String> = std::result::Result<T, E>;
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Some("build") => build(&cx),
         Some("demo") => demo(&cx),
         Some("test") => test(&cx),
+        Some("bench") => bench(&cx, &args[1..]),
         Some("help" | "-h" | "--help") => {
             print!("{USAGE}");
             Ok(())
@@ -534,4 +538,54 @@ fn test(cx: &Cx) -> Result {
     } else {
         Err(format!("{failed} step(s) failed"))
     }
+}
+
+// ---------------------------------------------------------------------------
+// bench: set-up for bench/run.py (owned by the benchmark work; see docs/benchmarks.md)
+
+/// The peer engine: QEMU's x86-64 user emulator built for arm64, unpacked
+/// from Debian's `qemu-user-static:arm64` into bench/build/peer.
+fn bench_peer(cx: &Cx) -> Result {
+    let build = cx.root.join("bench/build");
+    let peer = build.join("peer/usr/bin/qemu-x86_64-static");
+    if peer.is_file() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&build).map_err(|e| format!("{}: {e}", build.display()))?;
+    let deb = |b: &Path| {
+        std::fs::read_dir(b).ok().and_then(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path())).find(|p| {
+                p.file_name().is_some_and(|n| {
+                    let n = n.to_string_lossy();
+                    n.starts_with("qemu-user-static_") && n.ends_with("_arm64.deb")
+                })
+            })
+        })
+    };
+    if deb(&build).is_none() {
+        println!("bench: downloading qemu-user-static:arm64 (the QEMU peer)");
+        run(Command::new("apt-get").args(["download", "qemu-user-static:arm64"]).current_dir(&build))?;
+    }
+    let deb = deb(&build).ok_or("bench: apt-get download left no qemu-user-static_*_arm64.deb")?;
+    run(Command::new("dpkg").arg("-x").arg(&deb).arg(build.join("peer")))
+}
+
+fn bench(cx: &Cx, args: &[String]) -> Result {
+    if cx.host != Host::X86_64 {
+        return Err("bench: the harness runs arm64 code under qemu-aarch64 on an x86-64 host; \
+                    arm64 hosts are not supported yet"
+            .into());
+    }
+    setup(cx)?;
+    let missing: Vec<&str> = ["valgrind", "time"].into_iter().filter(|p| !dpkg_installed(p)).collect();
+    if !missing.is_empty() && which("dpkg-query").is_some() {
+        println!("bench: installing {}", missing.join(" "));
+        run(as_root("apt-get")?.env("DEBIAN_FRONTEND", "noninteractive").args(["install", "-y"]).args(&missing))?;
+    }
+    bench_peer(cx)?;
+    run(Command::new("make").args(["-C", "bench", "all", "check"]).current_dir(&cx.root))?;
+    build(cx)?;
+    let python = which("python3").ok_or("bench: python3 not found")?;
+    let args = args.strip_prefix(&["--".to_string()]).unwrap_or(args);
+    run(Command::new(python).arg("bench/run.py").args(args).current_dir(&cx.root))
 }
