@@ -66,16 +66,19 @@ impl Engine {
     }
 
     /// Guest code in `[start, start + len)` changed: drop its host code.
+    #[cfg_attr(not(target_arch = "aarch64"), allow(unused_variables, reason = "only the JIT keeps host code"))]
     pub fn invalidate(&mut self, start: u64, len: u64) {
-        #[cfg(target_arch = "aarch64")]
-        if let Engine::Jit { jit, declined, verifier } = self {
-            jit.invalidate(start, len);
-            declined.retain(|a| !(start..start.saturating_add(len)).contains(a));
-            if let Some(v) = verifier {
-                v.invalidate(start, len);
+        match self {
+            Engine::Interp => {}
+            #[cfg(target_arch = "aarch64")]
+            Engine::Jit { jit, declined, verifier } => {
+                jit.invalidate(start, len);
+                declined.retain(|a| !(start..start.saturating_add(len)).contains(a));
+                if let Some(v) = verifier {
+                    v.invalidate(start, len);
+                }
             }
         }
-        let _ = (start, len);
     }
 
     /// The verify-mode summary line, if verify mode is on.
