@@ -587,5 +587,6 @@ fn bench(cx: &Cx, args: &[String]) -> Result {
     build(cx)?;
     let python = which("python3").ok_or("bench: python3 not found")?;
     let args = args.strip_prefix(&["--".to_string()]).unwrap_or(args);
-    run(Command::new(python).arg("bench/run.py").args(args).current_dir(&cx.root))
+    // The harness records `./x bench ARGS` as the command that made the table.
+    run(Command::new(python).arg("bench/run.py").args(args).env("AARCHX_BENCH_VIA_XTASK", "1").current_dir(&cx.root))
 }
