@@ -10,7 +10,6 @@ pub mod engine;
 #[cfg(test)]
 mod exec_tests;
 pub mod interp;
-#[cfg(target_arch = "aarch64")]
 pub mod jit;
 pub mod loader;
 pub mod machine;

@@ -23,22 +23,9 @@ use dynasmrt::aarch64::Aarch64Relocation;
 use dynasmrt::{dynasm, DynasmLabelApi, VecAssembler};
 
 use super::cache::CodeCache;
+use super::exit::StubId;
+use super::lower::StubSite;
 use super::BlockId;
-
-/// A chainable exit stub: a global index, reported in [`super::JitExit`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct StubId(pub u32);
-
-/// A stub as the lowering reports it, relative to the block's code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StubSite {
-    /// Offset of the patchable `b`.
-    pub patch: u32,
-    /// Offset of the slow path, the unlinked branch's target.
-    pub slow: u32,
-    /// The guest address the exit leaves for.
-    pub target: u64,
-}
 
 #[derive(Debug)]
 struct Stub {

@@ -9,9 +9,7 @@
 //! block found it; the exit sequence restores the registers and returns
 //! to Rust.
 //!
-//! Register contract of translated code: x28 the guest state, x27 the
-//! [`JitContext`], x26 the chain budget; x0-x17 and v0-v7, v16-v31 are
-//! scratch; x18 (the platform register) is never touched.
+//! The registers it pins are declared in [`super::regs`].
 
 use dynasmrt::aarch64::Aarch64Relocation;
 use dynasmrt::{dynasm, DynasmApi, VecAssembler};
@@ -20,13 +18,6 @@ use aarchx_ir::GuestState;
 
 use super::cache::CodeCache;
 use super::context::{JitContext, OFF_BUDGET};
-
-/// Register holding the `*mut GuestState` in translated code.
-pub const STATE_REG: u8 = 28;
-/// Register holding the `*mut JitContext` in translated code.
-pub const CTX_REG: u8 = 27;
-/// Register counting the chained transitions left.
-pub const BUDGET_REG: u8 = 26;
 
 type EnterFn = unsafe extern "C" fn(*mut GuestState, *mut JitContext, usize) -> u64;
 

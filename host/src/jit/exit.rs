@@ -6,8 +6,11 @@
 
 use aarchx_ir::{ExitKind, TrapKind};
 
-use super::chain::StubId;
 use crate::interp::RegionExit;
+
+/// A chainable exit stub: a global index, reported in [`super::JitExit`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StubId(pub u32);
 
 const TAG_EXIT: u64 = 0;
 const TAG_TRAP: u64 = 1;

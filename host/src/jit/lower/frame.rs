@@ -13,7 +13,7 @@ use aarchx_ir::{Type, Value};
 use dynasmrt::DynasmApi;
 
 use super::{a64, Lowerer, NO_SLOT};
-use crate::jit::entry::CTX_REG;
+use crate::jit::regs::CTX_REG;
 
 /// Integer temporaries of the op emitters.
 pub const T0: u8 = 9;

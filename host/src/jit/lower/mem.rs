@@ -18,7 +18,7 @@ use dynasmrt::{DynasmApi, DynasmLabelApi};
 use super::frame::T0;
 use super::{a64, Decline, Lowerer};
 use crate::jit::context::{OFF_JOURNAL_CUR, OFF_JOURNAL_END, OFF_JOURNAL_GROW};
-use crate::jit::entry::{CTX_REG, STATE_REG};
+use crate::jit::regs::{CTX_REG, STATE_REG};
 use crate::jit::journal::ENTRY_SIZE;
 
 impl Lowerer<'_> {

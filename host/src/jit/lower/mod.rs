@@ -34,7 +34,6 @@ use dynasmrt::{DynamicLabel, DynasmLabelApi, VecAssembler};
 
 use aarchx_ir::{InstData, Opcode, Region, Type, Value};
 
-use super::chain::StubSite;
 use super::CompileOptions;
 
 /// `dynasm!` for aarch64 on an assembler expression.
@@ -68,6 +67,17 @@ pub enum Decline {
 
 /// The largest frame a block may allocate on the thread's stack.
 const MAX_FRAME: u32 = 1 << 20;
+
+/// A stub as the lowering reports it, relative to the block's code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StubSite {
+    /// Offset of the patchable `b`.
+    pub patch: u32,
+    /// Offset of the slow path, the unlinked branch's target.
+    pub slow: u32,
+    /// The guest address the exit leaves for.
+    pub target: u64,
+}
 
 /// A lowered region: its code, assembled for the address given to
 /// [`lower`], and its chainable exit stubs in order.

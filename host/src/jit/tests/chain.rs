@@ -5,7 +5,7 @@ use aarchx_ir::{ExitKind, GuestState};
 
 use crate::exec_tests::region;
 use crate::interp::RegionExit;
-use crate::jit::chain::StubId;
+use crate::jit::exit::StubId;
 use crate::jit::{CompileOptions, Jit};
 
 /// rcx -= 1, rax += 1, then on to 0x2000.

@@ -1,0 +1,295 @@
+//! The [`Jit`]: the code cache, the entry trampoline, the table of
+//! compiled blocks and the links between them. Only on aarch64 hosts,
+//! since it runs the code it compiles; the lowering it drives
+//! ([`super::lower`]) builds everywhere.
+
+use std::collections::HashMap;
+
+use aarchx_ir::cond::Helper;
+use aarchx_ir::{GuestState, Region};
+
+use crate::interp::RegionExit;
+
+use super::cache::CodeCache;
+use super::chain::StubTable;
+use super::context::JitContext;
+use super::entry::Trampoline;
+use super::exit::{self, StubId};
+use super::journal::{self, JournalEntry};
+use super::lower::{self, Decline};
+use super::CompileOptions;
+
+/// Size of the code cache mapping. Every branch inside it (block to
+/// block, block to trampoline) is within the ±128 MiB reach of `b`.
+pub const CACHE_SIZE: usize = 64 << 20;
+
+/// How many chained block-to-block transitions a run may take before it
+/// returns to Rust (see [`Jit::set_chain_budget`]).
+pub const DEFAULT_CHAIN_BUDGET: u64 = 1 << 16;
+
+/// Why the JIT could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum JitError {
+    #[error("cannot map the code cache: {0}")]
+    Map(#[source] std::io::Error),
+    #[error("cannot assemble the entry trampoline: {0}")]
+    Trampoline(String),
+}
+
+/// A compiled block: an index into the JIT's block table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BlockId(pub u32);
+
+/// What a run of translated code ended with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JitExit {
+    /// The region exit, as the interpreter reports it; `state.rip` holds
+    /// the target or the faulting instruction.
+    pub exit: RegionExit,
+    /// Set when the run left through a direct `exit jump` or `exit call`
+    /// that can be chained to its target with [`Jit::link`]. Also set
+    /// (for an already linked stub) when the chain budget ran out.
+    pub chain: Option<StubId>,
+}
+
+/// A live compiled block.
+#[derive(Debug)]
+struct BlockInfo {
+    /// Guest address of the region's entry.
+    guest: u64,
+    /// Host address of its code.
+    code: usize,
+    /// Guest byte ranges `[start, end)` its instructions came from.
+    ranges: Vec<(u64, u64)>,
+    /// Its exit stubs (global indices).
+    stubs: std::ops::Range<u32>,
+    /// Stubs of other blocks linked into this one.
+    incoming: Vec<StubId>,
+    journal: bool,
+}
+
+/// The arm64 backend: code cache, trampoline, compiled blocks and links.
+pub struct Jit {
+    cache: CodeCache,
+    trampoline: Trampoline,
+    /// Where the cache's first block goes (after the trampoline); `reset`
+    /// rewinds to it.
+    blocks_start: usize,
+    blocks: Vec<Option<BlockInfo>>,
+    by_addr: HashMap<u64, BlockId>,
+    pub(super) stubs: StubTable,
+    ctx: Box<JitContext>,
+    chain_budget: u64,
+}
+
+impl Jit {
+    /// Maps the code cache and generates the entry trampoline.
+    pub fn new() -> Result<Jit, JitError> {
+        let mut cache = CodeCache::new(CACHE_SIZE).map_err(JitError::Map)?;
+        let trampoline = Trampoline::generate(&mut cache).map_err(JitError::Trampoline)?;
+        let blocks_start = cache.next_addr();
+        Ok(Jit {
+            cache,
+            trampoline,
+            blocks_start,
+            blocks: Vec::new(),
+            by_addr: HashMap::new(),
+            stubs: StubTable::default(),
+            ctx: Box::new(JitContext::new()),
+            chain_budget: DEFAULT_CHAIN_BUDGET,
+        })
+    }
+
+    /// The host address range of the code cache, which guest mappings must
+    /// not overlap.
+    pub fn cache_range(&self) -> std::ops::Range<usize> {
+        self.cache.range()
+    }
+
+    /// Sets how many chained transitions one [`Jit::run`] may take before
+    /// returning to Rust (at least 1).
+    pub fn set_chain_budget(&mut self, budget: u64) {
+        self.chain_budget = budget.max(1);
+    }
+
+    /// Translates `region`. A non-journaled block is registered under
+    /// `region.entry` for [`Jit::lookup`] (replacing, and unlinking, any
+    /// block already there).
+    pub fn compile(&mut self, region: &Region, options: CompileOptions) -> Result<BlockId, Decline> {
+        let at = self.cache.next_addr();
+        let first_stub = self.stubs.next_id();
+        let lowered = lower::lower(region, at, self.trampoline.exit_addr(), first_stub, options)?;
+        let code = self.cache.push(at, &lowered.code).ok_or(Decline::CacheFull)?;
+        let id = BlockId(self.blocks.len() as u32);
+        let stubs = self.stubs.add(code, &lowered.stubs);
+        if !options.journal {
+            if let Some(old) = self.by_addr.get(&region.entry).copied() {
+                self.drop_block(old);
+            }
+            self.by_addr.insert(region.entry, id);
+        }
+        self.blocks.push(Some(BlockInfo {
+            guest: region.entry,
+            code,
+            ranges: guest_ranges(region),
+            stubs,
+            incoming: Vec::new(),
+            journal: options.journal,
+        }));
+        Ok(id)
+    }
+
+    /// The registered block for guest address `addr`.
+    pub fn lookup(&self, addr: u64) -> Option<BlockId> {
+        self.by_addr.get(&addr).copied()
+    }
+
+    /// Host address of a live block's code (for tests and profiling).
+    pub fn code_addr(&self, block: BlockId) -> Option<usize> {
+        self.block(block).map(|b| b.code)
+    }
+
+    fn block(&self, block: BlockId) -> Option<&BlockInfo> {
+        self.blocks.get(block.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// Runs `block` on `state` until it (or a block chained from it)
+    /// exits or traps. `helpers` performs the IR's `call`s.
+    ///
+    /// # Safety
+    ///
+    /// The translated code loads and stores guest memory at guest
+    /// addresses as host addresses: every address the region (and any
+    /// region chained from it) accesses must be mapped for that access and
+    /// must not be memory that Rust code holds references into.
+    ///
+    /// # Panics
+    ///
+    /// If `block` is not live (invalidated or from before a `reset`).
+    pub unsafe fn run(
+        &mut self,
+        block: BlockId,
+        state: &mut GuestState,
+        helpers: &mut dyn FnMut(Helper, &mut GuestState),
+    ) -> JitExit {
+        let info = self.block(block).expect("running a live block");
+        let (code, journal) = (info.code, info.journal);
+        if journal {
+            self.ctx.journal_reset();
+        }
+        let mut helpers: &mut dyn FnMut(Helper, &mut GuestState) = helpers;
+        self.ctx.set_helpers(&mut helpers);
+        self.ctx.budget = self.chain_budget;
+        // SAFETY: `code` is the entry of a block this JIT generated for the
+        // trampoline's contract; the context outlives the call and its
+        // helper pointer refers to `helpers`, alive until the call returns;
+        // the caller upholds the guest-memory contract above.
+        let raw = unsafe { self.trampoline.enter(state, &mut self.ctx, code) };
+        self.ctx.clear_helpers();
+        let (exit, stub) = exit::decode(raw);
+        JitExit { exit, chain: stub }
+    }
+
+    /// Links `stub` (reported by a run) straight to `target`, whose guest
+    /// entry must be the stub's target address. Returns whether the link
+    /// was made: stubs of dead or journaled blocks, and targets that are
+    /// journaled, dead or for another address, are left alone.
+    pub fn link(&mut self, stub: StubId, target: BlockId) -> bool {
+        let Some(info) = self.block(target) else { return false };
+        if info.journal {
+            return false;
+        }
+        let (guest, code) = (info.guest, info.code);
+        if !self.stubs.link(&mut self.cache, stub, guest, code, target) {
+            return false;
+        }
+        if let Some(Some(t)) = self.blocks.get_mut(target.0 as usize) {
+            t.incoming.push(stub);
+        }
+        true
+    }
+
+    /// Drops every block translated from guest bytes overlapping
+    /// `[start, start + len)`: unlinks the branches into it and forgets
+    /// it. Its code memory is not reused until [`Jit::reset`].
+    pub fn invalidate(&mut self, start: u64, len: u64) {
+        let end = start.saturating_add(len);
+        let hit: Vec<BlockId> = self
+            .blocks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| b.as_ref().map(|b| (i, b)))
+            .filter(|(_, b)| b.ranges.iter().any(|&(s, e)| s < end && start < e))
+            .map(|(i, _)| BlockId(i as u32))
+            .collect();
+        for id in hit {
+            self.drop_block(id);
+        }
+    }
+
+    /// Forgets every block and rewinds the code cache.
+    pub fn reset(&mut self) {
+        self.blocks.clear();
+        self.by_addr.clear();
+        self.stubs = StubTable::default();
+        self.cache.rewind(self.blocks_start);
+    }
+
+    fn drop_block(&mut self, id: BlockId) {
+        let Some(info) = self.blocks.get_mut(id.0 as usize).and_then(Option::take) else { return };
+        for stub in info.incoming {
+            self.stubs.unlink(&mut self.cache, stub);
+        }
+        for stub in info.stubs.clone() {
+            let stub = StubId(stub);
+            if let Some(target) = self.stubs.linked_target(stub) {
+                if let Some(Some(t)) = self.blocks.get_mut(target.0 as usize) {
+                    t.incoming.retain(|s| *s != stub);
+                }
+            }
+            self.stubs.kill(&mut self.cache, stub);
+        }
+        if self.by_addr.get(&info.guest) == Some(&id) {
+            self.by_addr.remove(&info.guest);
+        }
+    }
+
+    /// The stores journaled by the last run of a journaled block, oldest
+    /// first.
+    pub fn journal(&self) -> &[JournalEntry] {
+        self.ctx.journal()
+    }
+
+    /// Undoes the journaled stores of the last run (newest first) and
+    /// empties the journal.
+    ///
+    /// # Safety
+    ///
+    /// The journaled addresses must still be mapped writable and not be
+    /// memory Rust code holds references into: the same contract as the
+    /// [`Jit::run`] that recorded them.
+    pub unsafe fn rollback(&mut self) {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { journal::rollback(self.ctx.journal()) };
+        self.ctx.journal_reset();
+    }
+}
+
+/// The guest byte ranges of a region's instructions, merged when
+/// adjacent; the entry byte alone for a region without `insn` marks.
+fn guest_ranges(region: &Region) -> Vec<(u64, u64)> {
+    let mut ranges: Vec<(u64, u64)> =
+        region.guest_insns().map(|(a, len)| (a, a.saturating_add(u64::from(len.max(1))))).collect();
+    if ranges.is_empty() {
+        ranges.push((region.entry, region.entry.saturating_add(1)));
+    }
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for (s, e) in ranges {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    merged
+}

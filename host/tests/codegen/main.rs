@@ -1,0 +1,94 @@
+//! Codegen-count fixtures (FEX's InstructionCountCI idea, see
+//! `docs/codegen.md`): for every x86-64 instruction form listed in
+//! `host/tests/codegen/*.txt`, the arm64 code the backend emits under each
+//! policy variant, pinned word for word with its count; and the check
+//! that the ordered memory model turns every guest scalar load and store
+//! into its acquire/release form. Runs on any host: only the lowering is
+//! exercised, nothing is executed. `AARCHX_BLESS=1` rewrites the fixtures.
+
+mod arm64;
+mod fixture;
+mod pipeline;
+
+use std::path::PathBuf;
+
+use aarchx_pass::MemoryModel;
+
+use fixture::Fixture;
+use pipeline::VARIANTS;
+
+fn fixtures() -> Vec<Fixture> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/codegen");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the fixture folder")
+        .map(|e| e.expect("a fixture entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no fixtures in {}", dir.display());
+    files.into_iter().map(|p| Fixture::load(&p)).collect()
+}
+
+#[test]
+fn fixtures_match_the_backend() {
+    let bless = std::env::var_os("AARCHX_BLESS").is_some_and(|v| v == "1");
+    let mut stale = Vec::new();
+    for f in fixtures() {
+        let text = f.render();
+        if text == f.text {
+            continue;
+        }
+        if bless {
+            std::fs::write(&f.path, &text).expect("writing a fixture");
+        } else {
+            stale.push(format!("{}\n{}", f.path.display(), fixture::first_difference(&f.text, &text)));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "the backend's code differs from these fixtures (rerun with AARCHX_BLESS=1 and review the diff):\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn ordered_mode_orders_every_guest_scalar_access() {
+    let mut problems = Vec::new();
+    let mut ordered_accesses = 0;
+    for f in fixtures() {
+        for form in &f.forms {
+            for v in VARIANTS {
+                let Ok(words) = pipeline::lower(&form.bytes, v) else { continue };
+                let found = match v.model {
+                    MemoryModel::Ordered => {
+                        ordered_accesses += arm64::ordered_loads_and_stores(&words).len();
+                        arm64::unordered_guest_accesses(&words)
+                    }
+                    MemoryModel::Plain => arm64::ordered_loads_and_stores(&words),
+                };
+                for i in found {
+                    problems.push(format!("{}: {} [{}]: word {i} ({:08x})", f.path.display(), form.text, v.name, words[i]));
+                }
+            }
+        }
+    }
+    assert!(ordered_accesses > 0, "no acquire/release load or store in any ordered fixture: the check is vacuous");
+    assert!(problems.is_empty(), "guest accesses in the wrong order form:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn the_access_classifier_knows_the_backends_forms() {
+    const LDR_X3_X0: u32 = 0xf940_0003;
+    const STR_X1_X0: u32 = 0xf900_0001;
+    const LDR_X3_SP: u32 = 0xf940_07e3;
+    const LDAR_X3_X0: u32 = 0xc8df_fc03;
+    const STLR_X1_X0: u32 = 0xc89f_fc01;
+    const CASAL_X0: u32 = 0xc8e3_fc02;
+    const LDADDAL_X0: u32 = 0xf8e1_0003;
+    const DMB_ISH: u32 = 0xd503_3bbf;
+    const NOP: u32 = 0xd503_201f;
+    assert_eq!(arm64::unordered_guest_accesses(&[LDR_X3_X0, LDR_X3_SP, STR_X1_X0]), [0, 2]);
+    assert_eq!(arm64::unordered_guest_accesses(&[LDAR_X3_X0, STLR_X1_X0, CASAL_X0, LDADDAL_X0]), [0usize; 0]);
+    assert_eq!(arm64::unordered_guest_accesses(&[DMB_ISH, NOP, STR_X1_X0, LDR_X3_X0, DMB_ISH]), [0usize; 0]);
+    assert_eq!(arm64::ordered_loads_and_stores(&[LDR_X3_X0, LDAR_X3_X0, CASAL_X0, STLR_X1_X0]), [1, 3]);
+}

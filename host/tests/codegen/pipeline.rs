@@ -1,0 +1,72 @@
+//! One instruction form through the pipeline: lifted alone at a fixed
+//! guest address (the region is the form and an `exit jump` to the next
+//! address), the variant's built-in passes, then lowered for a fixed
+//! host address, so the words are the same on every host.
+
+use std::collections::BTreeMap;
+
+use aarchx::jit::lower::lower as lower_region;
+use aarchx::jit::CompileOptions;
+use aarchx_ir::verify::verify;
+use aarchx_ir::Region;
+use aarchx_pass::{GuestCode, MemoryModel, Options, PassContext, TranslationConfig};
+use aarchx_passes::BUILTIN;
+
+/// Where the form is placed in guest memory.
+pub const GUEST: u64 = 0x40_1000;
+/// Where the code is assembled for, and the trampoline exit it branches to.
+const CODE_AT: usize = 0x1000_0000;
+const EXIT_AT: usize = 0x0ff0_0000;
+
+/// A policy variant: its memory model and whether the optimisation passes run.
+pub struct Variant {
+    pub name: &'static str,
+    pub model: MemoryModel,
+    pub passes: &'static [&'static str],
+}
+
+/// Plain and ordered, each without and with `dead-flags` + `dce`.
+pub const VARIANTS: &[Variant] = &[
+    Variant { name: "plain", model: MemoryModel::Plain, passes: &["decode", "memory-order"] },
+    Variant {
+        name: "plain+dead-flags+dce",
+        model: MemoryModel::Plain,
+        passes: &["decode", "dead-flags", "dce", "memory-order"],
+    },
+    Variant { name: "ordered", model: MemoryModel::Ordered, passes: &["decode", "memory-order"] },
+    Variant {
+        name: "ordered+dead-flags+dce",
+        model: MemoryModel::Ordered,
+        passes: &["decode", "dead-flags", "dce", "memory-order"],
+    },
+];
+
+/// The form's bytes at [`GUEST`], nothing around them.
+struct Form<'a>(&'a [u8]);
+
+impl GuestCode for Form<'_> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
+        let Some(start) = addr.checked_sub(GUEST).and_then(|o| usize::try_from(o).ok()) else { return 0 };
+        let rest = self.0.get(start..).unwrap_or(&[]);
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        n
+    }
+}
+
+/// The arm64 words the backend emits for `bytes` under `variant`, or why
+/// it emits none.
+pub fn lower(bytes: &[u8], variant: &Variant) -> Result<Vec<u32>, String> {
+    let config = TranslationConfig { memory_model: variant.model, tso_vector: false };
+    let code = Form(bytes);
+    let cx = PassContext { code: &code, config: &config };
+    let mut region = Region::new(GUEST);
+    for name in variant.passes {
+        let info = BUILTIN.iter().find(|p| p.name == *name).expect("a built-in pass");
+        let options = Options(info.options.iter().map(|o| (String::from(o.name), (o.default)())).collect::<BTreeMap<_, _>>());
+        (info.create)(&options).run(&cx, &mut region).map_err(|e| format!("{name}: {}", e.0))?;
+    }
+    verify(&region).map_err(|e| format!("verify: {e}"))?;
+    let lowered = lower_region(&region, CODE_AT, EXIT_AT, 0, CompileOptions::default()).map_err(|e| e.to_string())?;
+    Ok(lowered.code.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())
+}
