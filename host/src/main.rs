@@ -27,6 +27,9 @@ Options:
                   opens resolve inside it first, then on the host.
                   Default: $AARCHX_ROOTFS, else / when it holds an x86-64
                   /lib64/ld-linux-x86-64.so.2, else /usr/x86_64-linux-gnu.
+  --argv0 NAME    The argv[0] the guest sees (default: PROGRAM as given).
+                  A guest execve of an x86-64 program re-enters aarchx
+                  with it, so the new program sees the argv[0] passed.
   -h, --help      Print this help and exit.
   -V, --version   Print the version and exit.
 
@@ -36,6 +39,9 @@ Environment:
   AARCHX_LOG      Log filter for aarchx's own messages on stderr, e.g.
                   `debug` or `aarchx=trace` (quiet by default).
   AARCHX_ROOTFS   The guest root when --rootfs is not given.
+  AARCHX_QEMU     The qemu-aarch64 to re-enter an aarch64 aarchx through
+                  when the host cannot execute it directly (no binfmt_misc);
+                  default: qemu-aarch64 from PATH.
 
 Exit status:
   the guest's own exit status; if the guest is killed by a signal, aarchx
@@ -56,6 +62,8 @@ struct RunOptions {
     rootfs: Option<PathBuf>,
     /// `--set PASS.OPTION=VALUE` overrides, in order.
     sets: Vec<String>,
+    /// `--argv0 NAME`: the guest's argv[0].
+    argv0: Option<OsString>,
 }
 
 /// What the command line asks for.
@@ -66,10 +74,16 @@ enum Command {
 }
 
 /// The value of option `name` given as `name VALUE` or `name=VALUE` in
-/// `arg`; `None` if `arg` is not that option.
-fn option_value(name: &str, arg: &str, argv: &mut impl Iterator<Item = OsString>) -> Option<Result<OsString, String>> {
+/// `arg`; `None` if `arg` is not that option. `what` names the value in
+/// the error for a missing one.
+fn option_value(
+    name: &str,
+    what: &str,
+    arg: &str,
+    argv: &mut impl Iterator<Item = OsString>,
+) -> Option<Result<OsString, String>> {
     if arg == name {
-        Some(argv.next().ok_or_else(|| format!("{name} needs a value")))
+        Some(argv.next().ok_or_else(|| format!("{name} needs a {what}")))
     } else {
         arg.strip_prefix(name).and_then(|rest| rest.strip_prefix('=')).map(|v| Ok(OsString::from(v)))
     }
@@ -81,11 +95,13 @@ fn parse_args(mut argv: impl Iterator<Item = OsString>) -> Result<Command, Strin
         let Some(s) = arg.to_str() else {
             return Ok(Command::Run { options, program: arg.into(), args: argv.collect() });
         };
-        if let Some(v) = option_value("--policy", s, &mut argv) {
+        if let Some(v) = option_value("--policy", "FILE", s, &mut argv) {
             options.policy = Some(v?.into());
-        } else if let Some(v) = option_value("--rootfs", s, &mut argv) {
+        } else if let Some(v) = option_value("--rootfs", "DIR", s, &mut argv) {
             options.rootfs = Some(v?.into());
-        } else if let Some(v) = option_value("--set", s, &mut argv) {
+        } else if let Some(v) = option_value("--argv0", "NAME", s, &mut argv) {
+            options.argv0 = Some(v?);
+        } else if let Some(v) = option_value("--set", "PASS.OPTION=VALUE", s, &mut argv) {
             options.sets.push(v?.into_string().map_err(|_| "--set needs UTF-8 text".to_string())?);
         } else {
             match s {
@@ -129,6 +145,7 @@ fn main() -> ExitCode {
         }
         Command::Run { options, program, args } => (options, program, args),
     };
+    aarchx::syscall::init_exec(options.policy.as_deref(), &options.sets);
     let policy = match &options.policy {
         Some(p) => policy::load(p),
         None => Ok(policy::builtin_default()),
@@ -141,7 +158,7 @@ fn main() -> ExitCode {
         Some(dir) => Rootfs::new(&dir),
         None => Ok(Rootfs::host_default()),
     };
-    let result = policy.map_err(RunError::Policy).and_then(|p| run::run(&p, &root?, &program, &args));
+    let result = policy.map_err(RunError::Policy).and_then(|p| run::run(&p, &root?, &program, options.argv0.as_deref(), &args));
     match result {
         Ok(status) => ExitCode::from(status),
         Err(e) => {

@@ -3,7 +3,7 @@
 //! it, and handle how it exited (next region, system call, guest fault).
 
 use std::collections::HashMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::rc::Rc;
 
@@ -84,14 +84,15 @@ impl Cache {
 }
 
 /// Runs `program` with `args` under `policy`, with its files from `root`;
-/// returns the guest's exit status. A guest killed by a signal kills this
-/// process with that signal and does not return.
-pub fn run(policy: &Policy, root: &Rootfs, program: &Path, args: &[OsString]) -> Result<u8, RunError> {
+/// the guest's argv[0] is `argv0`, by default `program` as given. Returns
+/// the guest's exit status. A guest killed by a signal kills this process
+/// with that signal and does not return.
+pub fn run(policy: &Policy, root: &Rootfs, program: &Path, argv0: Option<&OsStr>, args: &[OsString]) -> Result<u8, RunError> {
     let registry = Registry::with_plugins(aarchx_passes::BUILTIN, &policy.plugins, policy.base_dir())?;
     let passes = policy.validate(&registry)?;
     let mut pipeline = Pipeline::new(&passes, policy.translation_config())?;
     let mut engine = Engine::new(policy)?;
-    let mut argv: Vec<OsString> = vec![program.as_os_str().to_owned()];
+    let mut argv: Vec<OsString> = vec![argv0.unwrap_or(program.as_os_str()).to_owned()];
     argv.extend(args.iter().cloned());
     let envp: Vec<OsString> = std::env::vars_os()
         .map(|(mut kv, v)| {

@@ -151,7 +151,7 @@ impl PathArg {
 
 impl Process {
     /// Whether a guest path names this process's executable through /proc.
-    fn is_proc_exe(&self, path: &[u8]) -> bool {
+    pub(super) fn is_proc_exe(&self, path: &[u8]) -> bool {
         path == b"/proc/self/exe" || path == format!("/proc/{}/exe", std::process::id()).as_bytes()
     }
 
@@ -274,6 +274,28 @@ pub fn link(old: u64, new: u64) -> Result<u64, Errno> {
 
 pub fn symlink(target: u64, linkpath: u64) -> Result<u64, Errno> {
     host!(libc::SYS_symlinkat, target, AT_FDCWD, linkpath)
+}
+
+/// utime, utimes and futimesat, which arm64 lacks: utimensat with the
+/// guest's times (`struct utimbuf`, seconds, when `micros` is false; two
+/// `struct timeval` when true) as `struct timespec`s.
+pub fn utimes(mem: &GuestMemory, dirfd: u64, path: u64, times: u64, micros: bool) -> Result<u64, Errno> {
+    if times == 0 {
+        return host!(libc::SYS_utimensat, dirfd, path, 0u64, 0u64);
+    }
+    let words = if micros { 4 } else { 2 };
+    let mut buf = [0u8; 32];
+    mem.read_bytes(times, &mut buf[..8 * words])?;
+    let word = |i: usize| i64::from_le_bytes(buf[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+    let spec = |i: usize| {
+        if micros {
+            libc::timespec { tv_sec: word(2 * i), tv_nsec: word(2 * i + 1).saturating_mul(1000) as _ }
+        } else {
+            libc::timespec { tv_sec: word(i), tv_nsec: 0 }
+        }
+    };
+    let specs = [spec(0), spec(1)];
+    host!(libc::SYS_utimensat, dirfd, path, specs.as_ptr() as u64, 0u64)
 }
 
 pub fn chmod(path: u64, mode: u64) -> Result<u64, Errno> {

@@ -12,7 +12,9 @@
 //! (EFAULT otherwise). Errno values are the same numbers on x86-64 and arm64
 //! Linux (both use `asm-generic/errno.h`), so host errnos pass through.
 //!
-//! Single-threaded guests only: no clone/fork/execve yet. Signals are
+//! Single-threaded guests only: fork, vfork and fork-like clones make a new
+//! process (`process`), execve re-enters aarchx or runs a host program
+//! (`exec`); threads are not supported yet. Signals are
 //! recorded but not delivered to guest handlers (see `signal`). Unknown and
 //! unimplemented calls return -ENOSYS and are logged once each.
 
@@ -43,10 +45,13 @@ macro_rules! host {
     }};
 }
 
+mod exec;
 mod fs;
 pub mod numbers;
+mod process;
 mod signal;
 
+pub use exec::init as init_exec;
 use fs::AT_FDCWD;
 use numbers::Sysno;
 use signal::Signals;
@@ -54,6 +59,7 @@ use signal::Signals;
 const RAX: usize = 0;
 const RCX: usize = 1;
 const RDX: usize = 2;
+const RSP: usize = 4;
 const RSI: usize = 6;
 const RDI: usize = 7;
 const R8: usize = 8;
@@ -104,7 +110,7 @@ pub struct Process {
 impl Process {
     pub fn new(program: LoadedProgram, root: Rootfs) -> Process {
         let exe = CString::new(program.exe.as_os_str().as_bytes()).unwrap_or_default();
-        Process { mem: program.memory, exe, root, signals: Signals::default(), reported: BTreeSet::new() }
+        Process { mem: program.memory, exe, root, signals: Signals::inherited(), reported: BTreeSet::new() }
     }
 
     fn unimplemented(&mut self, nr: u64, name: Option<&'static str>) -> Result<u64, Errno> {
@@ -250,6 +256,10 @@ impl Process {
             mknod => fs::mknod(a0, a1, a2),
             mknodat => host!(libc::SYS_mknodat, a0, a1, a2, a3),
             umask => host!(libc::SYS_umask, a0),
+            utimensat => host!(libc::SYS_utimensat, a0, a1, a2, a3),
+            utimes => fs::utimes(&self.mem, AT_FDCWD, a0, a1, true),
+            futimesat => fs::utimes(&self.mem, a0, a1, a2, true),
+            utime => fs::utimes(&self.mem, AT_FDCWD, a0, a1, false),
             truncate => host!(libc::SYS_truncate, a0, a1),
             ftruncate => host!(libc::SYS_ftruncate, a0, a1),
             fsync => host!(libc::SYS_fsync, a0),
@@ -290,6 +300,12 @@ impl Process {
             set_robust_list => Ok(0),
             rseq => Err(Errno(libc::ENOSYS)),
             futex if FUTEX_PASSTHROUGH.contains(&(a1 & 0x7f)) => host!(libc::SYS_futex, a0, a1, a2, a3, a4, a5),
+            fork => self.fork(state),
+            vfork => self.vfork(state),
+            clone => self.clone(state, a0, a1, a2, a3),
+            execve => self.execve(a0, a1, a2),
+            wait4 => host!(libc::SYS_wait4, a0, a1, a2, a3),
+            waitid => host!(libc::SYS_waitid, a0, a1, a2, a3, a4),
             getpid => host!(libc::SYS_getpid),
             gettid => host!(libc::SYS_gettid),
             getppid => host!(libc::SYS_getppid),
@@ -300,6 +316,13 @@ impl Process {
             getresuid => host!(libc::SYS_getresuid, a0, a1, a2),
             getresgid => host!(libc::SYS_getresgid, a0, a1, a2),
             getgroups => host!(libc::SYS_getgroups, a0, a1),
+            setuid => host!(libc::SYS_setuid, a0),
+            setgid => host!(libc::SYS_setgid, a0),
+            setreuid => host!(libc::SYS_setreuid, a0, a1),
+            setregid => host!(libc::SYS_setregid, a0, a1),
+            setresuid => host!(libc::SYS_setresuid, a0, a1, a2),
+            setresgid => host!(libc::SYS_setresgid, a0, a1, a2),
+            setgroups => host!(libc::SYS_setgroups, a0, a1),
             getpgid => host!(libc::SYS_getpgid, a0),
             getpgrp => host!(libc::SYS_getpgid, 0u64),
             setpgid => host!(libc::SYS_setpgid, a0, a1),
@@ -416,8 +439,36 @@ mod tests {
         s.gpr[RAX] = 1000;
         assert_eq!(syscall(&mut p, &mut s), SyscallOutcome::Continue);
         assert_eq!(s.gpr[RAX] as i64, -i64::from(libc::ENOSYS));
-        assert_eq!(call(&mut p, Sysno::execve, &[0, 0, 0]).0, -i64::from(libc::ENOSYS));
+        assert_eq!(call(&mut p, Sysno::execve, &[0, 0, 0]).0, -i64::from(libc::EFAULT));
+        assert_eq!(call(&mut p, Sysno::clone, &[0x50f00, 0, 0, 0, 0]).0, -i64::from(libc::ENOSYS), "threads");
         assert_eq!(call(&mut p, Sysno::rseq, &[]).0, -i64::from(libc::ENOSYS));
+    }
+
+    #[test]
+    fn fork_and_wait4() {
+        let (mut p, m) = process();
+        let (pid, outcome) = call(&mut p, Sysno::fork, &[]);
+        if pid == 0 {
+            // SAFETY: the forked child of the test process leaves at once,
+            // running no destructors or test-harness code.
+            unsafe { libc::_exit(7) };
+        }
+        assert!(pid > 0, "fork: {pid}");
+        assert_eq!(outcome, SyscallOutcome::Continue);
+        assert_eq!(call(&mut p, Sysno::wait4, &[pid as u64, m, 0, m + 64]).0, pid);
+        let status = u32::from_le_bytes(get(&p, m, 4).try_into().unwrap());
+        assert_eq!(status, 7 << 8, "WEXITSTATUS 7");
+        assert_eq!(call(&mut p, Sysno::wait4, &[pid as u64, m, 1, 0]).0, -i64::from(libc::ECHILD));
+        assert_eq!(call(&mut p, Sysno::clone, &[0x100 | 17, 0, 0, 0, 0]).0, -i64::from(libc::ENOSYS), "CLONE_VM alone");
+    }
+
+    #[test]
+    fn execve_failures_are_errnos() {
+        let (mut p, m) = process();
+        let missing = put(&mut p, m, b"/nonexistent/aarchx-exec\0");
+        assert_eq!(call(&mut p, Sysno::execve, &[missing, 0, 0]).0, -i64::from(libc::ENOENT));
+        let dir = put(&mut p, m + 64, b"/\0");
+        assert_eq!(call(&mut p, Sysno::execve, &[dir, 0, 0]).0, -i64::from(libc::EACCES));
     }
 
     #[test]

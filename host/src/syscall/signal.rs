@@ -10,6 +10,14 @@
 //! otherwise given its default action for real on the host, so the process
 //! dies of (or stops on) that signal as the guest would. A guest handler, which cannot run yet, gets the default
 //! action too. Signal numbers are the same on x86-64 and arm64 Linux.
+//!
+//! Ignoring is real: a signal the guest ignores is ignored on the host too
+//! (so a write to a closed pipe fails with EPIPE, SIGCHLD's SIG_IGN reaps
+//! children, and an execve passes the ignored set on as the kernel does),
+//! and any other disposition is the host default. The guest starts with
+//! the dispositions aarchx inherited, except SIGPIPE, which Rust's runtime
+//! ignores at start-up and is given back its default action. The fault
+//! signals aarchx itself raises for guest faults keep their host handling.
 
 use super::Errno;
 use crate::mem::GuestMemory;
@@ -37,6 +45,33 @@ const MINSIGSTKSZ: u64 = 2048;
 
 /// The x86-64 kernel `struct sigaction`: handler, flags, restorer, mask.
 type Action = [u64; 4];
+
+/// SIGILL, SIGTRAP, SIGBUS, SIGFPE, SIGSEGV: their host disposition is
+/// never changed for the guest.
+const FAULT_SIGNALS: [u64; 5] = [4, 5, 7, 8, 11];
+const SIGPIPE: u64 = 13;
+
+/// Whether the guest's disposition of `sig` is mirrored on the host.
+fn mirrored(sig: u64) -> bool {
+    (1..=64).contains(&sig) && sig != SIGKILL && sig != SIGSTOP && !FAULT_SIGNALS.contains(&sig)
+}
+
+/// Whether the host ignores `sig`.
+fn host_ignores(sig: u64) -> bool {
+    // SAFETY: sigaction with no new action only writes `old`, a live local.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig as i32, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// Makes the host ignore `sig`, or take its default action.
+fn set_host_ignored(sig: u64, ignored: bool) {
+    let disposition = if ignored { libc::SIG_IGN } else { libc::SIG_DFL };
+    // SAFETY: installs SIG_IGN or SIG_DFL (no handler code) for a signal
+    // that is not one of the fault signals aarchx handles.
+    unsafe { libc::signal(sig as i32, disposition) };
+}
 
 fn bit(sig: u64) -> u64 {
     1 << (sig - 1)
@@ -70,6 +105,18 @@ fn write_words(mem: &mut GuestMemory, addr: u64, words: &[u64]) -> Result<(), Er
 }
 
 impl Signals {
+    /// The guest's initial signal state: default actions, except for the
+    /// signals the host ignores (inherited across execve), and SIGPIPE
+    /// back to its default action on the host.
+    pub fn inherited() -> Signals {
+        set_host_ignored(SIGPIPE, false);
+        let mut signals = Signals::default();
+        for sig in (1..=64).filter(|&s| mirrored(s) && host_ignores(s)) {
+            signals.actions[(sig - 1) as usize][0] = SIG_IGN;
+        }
+        signals
+    }
+
     /// rt_sigaction(sig, act, oact, sigsetsize).
     pub fn sigaction(&mut self, mem: &mut GuestMemory, sig: u64, act: u64, oact: u64, size: u64) -> Result<u64, Errno> {
         if size != 8 || !(1..=64).contains(&sig) || (act != 0 && (sig == SIGKILL || sig == SIGSTOP)) {
@@ -85,6 +132,9 @@ impl Signals {
             self.actions[slot] = new;
             if new[0] == SIG_IGN {
                 self.pending &= !bit(sig);
+            }
+            if mirrored(sig) {
+                set_host_ignored(sig, new[0] == SIG_IGN);
             }
         }
         Ok(0)

@@ -1,0 +1,98 @@
+//! New processes and their reaping: fork, vfork, fork-like clone, wait4
+//! and waitid.
+//!
+//! A fork is a host fork (a raw host `clone` without CLONE_VM): the child
+//! is a copy of this whole aarchx process, translation cache included, and
+//! goes on translating the guest from the instruction after the system
+//! call. aarchx runs no threads of its own, so the copy is consistent.
+//!
+//! vfork, and clone with CLONE_VM|CLONE_VFORK (glibc's posix_spawn), are
+//! a fork with CLONE_VFORK: the child gets a copy of memory, not the same
+//! memory, and the parent sleeps until the child executes a program or
+//! exits (on a native host kernel; qemu-user turns CLONE_VFORK into a plain
+//! fork, and the parent then runs on at once). Programs that follow the
+//! vfork rules (the child only calls execve or _exit) cannot tell; what
+//! such a child writes to memory is not seen by the parent (posix_spawn's
+//! report of a failed exec is lost: the parent sees the child exit 127).
+//!
+//! clone with other flags (threads: CLONE_VM without CLONE_VFORK,
+//! CLONE_THREAD, CLONE_SETTLS, ...) is not supported: -ENOSYS.
+//!
+//! wait4 and waitid pass through: the wait status encoding, `struct
+//! rusage` (144 bytes) and `siginfo_t` (128 bytes) are the same on x86-64
+//! and arm64 Linux, and so are the option bits.
+
+use aarchx_ir::GuestState;
+
+use super::{Errno, Process, RSP};
+
+const CLONE_VM: u64 = 0x100;
+const CLONE_VFORK: u64 = 0x4000;
+const CLONE_PARENT_SETTID: u64 = 0x0010_0000;
+const CLONE_CHILD_CLEARTID: u64 = 0x0020_0000;
+const CLONE_CHILD_SETTID: u64 = 0x0100_0000;
+/// The low byte of the flags: the signal the parent gets when the child
+/// exits.
+const EXIT_SIGNAL: u64 = 0xff;
+/// The flags a fork-like clone may carry.
+const FORK_FLAGS: u64 = EXIT_SIGNAL | CLONE_VFORK | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID;
+const SIGCHLD: u64 = 17;
+
+impl Process {
+    /// fork.
+    pub(super) fn fork(&mut self, state: &mut GuestState) -> Result<u64, Errno> {
+        self.clone_process(state, SIGCHLD, 0, 0, 0)
+    }
+
+    /// vfork: a fork whose parent waits for the child to exec or exit.
+    pub(super) fn vfork(&mut self, state: &mut GuestState) -> Result<u64, Errno> {
+        self.clone_process(state, CLONE_VFORK | SIGCHLD, 0, 0, 0)
+    }
+
+    /// clone(flags, stack, parent_tid, child_tid, tls) in the x86-64
+    /// argument order; only its fork-like forms.
+    pub(super) fn clone(&mut self, state: &mut GuestState, flags: u64, stack: u64, ptid: u64, ctid: u64) -> Result<u64, Errno> {
+        let thread_like = flags & CLONE_VM != 0 && flags & CLONE_VFORK == 0;
+        if thread_like || flags & !(FORK_FLAGS | CLONE_VM) != 0 {
+            return unsupported_clone(flags);
+        }
+        self.clone_process(state, flags & FORK_FLAGS, stack, ptid, ctid)
+    }
+
+    /// The host fork behind fork, vfork and clone: `flags` holds only
+    /// [`FORK_FLAGS`]; the child starts on guest stack `stack` if it is not
+    /// 0. The tid pointers are guest addresses, which are host addresses.
+    fn clone_process(&mut self, state: &mut GuestState, flags: u64, stack: u64, ptid: u64, ctid: u64) -> Result<u64, Errno> {
+        let pid = host_fork(flags, ptid, ctid)?;
+        if pid == 0 && stack != 0 {
+            state.gpr[RSP] = stack;
+        }
+        Ok(pid)
+    }
+}
+
+fn unsupported_clone(flags: u64) -> Result<u64, Errno> {
+    tracing::debug!(flags = format_args!("{flags:#x}"), "clone: only fork-like clones are supported: returning -ENOSYS");
+    Err(Errno(libc::ENOSYS))
+}
+
+/// A raw host clone without CLONE_VM (the host stack is copied, so the
+/// child returns here on its copy). The host argument order differs:
+/// x86-64 is (flags, stack, ptid, ctid, tls), arm64 (flags, stack, ptid,
+/// tls, ctid).
+fn host_fork(flags: u64, ptid: u64, ctid: u64) -> Result<u64, Errno> {
+    #[cfg(target_arch = "x86_64")]
+    let args = [flags, 0, ptid, ctid, 0];
+    #[cfg(not(target_arch = "x86_64"))]
+    let args = [flags, 0, ptid, 0, ctid];
+    // SAFETY: a fork-like clone (no CLONE_VM, no new stack): the child gets
+    // a copy of this single-threaded process and returns from this call on
+    // its own copy of the stack. The tid pointers are guest memory the
+    // kernel checks.
+    let r = unsafe { libc::syscall(libc::SYS_clone, args[0], args[1], args[2], args[3], args[4]) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(r as u64)
+    }
+}
