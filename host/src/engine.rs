@@ -17,7 +17,11 @@ use crate::verify::Verifier;
 pub enum Engine {
     Interp,
     #[cfg(target_arch = "aarch64")]
-    Jit { jit: crate::jit::Jit, declined: HashSet<u64>, verifier: Option<Verifier> },
+    Jit {
+        jit: crate::jit::Jit,
+        declined: HashSet<u64>,
+        verifier: Option<Verifier>,
+    },
 }
 
 /// Why the engine could not be set up or a check failed.
@@ -50,7 +54,12 @@ impl Engine {
 
     /// Runs `region` (translated for `state.rip`) once, or on the JIT, as far
     /// as chained blocks take it.
-    pub fn execute(&mut self, region: &Region, state: &mut GuestState, process: &mut Process) -> Result<RegionExit, EngineError> {
+    pub fn execute(
+        &mut self,
+        region: &Region,
+        state: &mut GuestState,
+        process: &mut Process,
+    ) -> Result<RegionExit, EngineError> {
         match self {
             Engine::Interp => Ok(interp::run_region(region, state, &mut process.mem)),
             #[cfg(target_arch = "aarch64")]

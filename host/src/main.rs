@@ -154,11 +154,14 @@ fn main() -> ExitCode {
         options.sets.iter().try_for_each(|set| p.apply_set(set))?;
         Ok(p)
     });
-    let root = match options.rootfs.or_else(|| std::env::var_os("AARCHX_ROOTFS").filter(|d| !d.is_empty()).map(PathBuf::from)) {
-        Some(dir) => Rootfs::new(&dir),
-        None => Ok(Rootfs::host_default()),
-    };
-    let result = policy.map_err(RunError::Policy).and_then(|p| run::run(&p, &root?, &program, options.argv0.as_deref(), &args));
+    let root =
+        match options.rootfs.or_else(|| std::env::var_os("AARCHX_ROOTFS").filter(|d| !d.is_empty()).map(PathBuf::from))
+        {
+            Some(dir) => Rootfs::new(&dir),
+            None => Ok(Rootfs::host_default()),
+        };
+    let result =
+        policy.map_err(RunError::Policy).and_then(|p| run::run(&p, &root?, &program, options.argv0.as_deref(), &args));
     match result {
         Ok(status) => ExitCode::from(status),
         Err(e) => {

@@ -167,7 +167,14 @@ mod host {
     pub unsafe fn map_fixed(addr: u64, len: u64, prot: i32, flags: i32, fd: i32, offset: u64) -> Result<u64, Errno> {
         // SAFETY: the caller owns the range; MAP_FIXED replaces only it.
         let p = unsafe {
-            libc::mmap(addr as *mut libc::c_void, len as usize, prot, flags | libc::MAP_FIXED, fd, offset as libc::off_t)
+            libc::mmap(
+                addr as *mut libc::c_void,
+                len as usize,
+                prot,
+                flags | libc::MAP_FIXED,
+                fd,
+                offset as libc::off_t,
+            )
         };
         if p == libc::MAP_FAILED {
             Err(Errno::last())
@@ -217,7 +224,13 @@ mod host {
         // SAFETY: the caller owns both ranges; without MREMAP_FIXED the
         // kernel only grows into or moves to free address space.
         let p = unsafe {
-            libc::mremap(old as *mut libc::c_void, old_len as usize, new_len as usize, flags, new_addr as *mut libc::c_void)
+            libc::mremap(
+                old as *mut libc::c_void,
+                old_len as usize,
+                new_len as usize,
+                flags,
+                new_addr as *mut libc::c_void,
+            )
         };
         if p == libc::MAP_FAILED {
             Err(Errno::last())
@@ -249,7 +262,8 @@ impl GuestMemory {
     pub fn new() -> GuestMemory {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        let host_page = u64::try_from(page).ok().filter(|p| p.is_power_of_two() && *p >= GUEST_PAGE).unwrap_or(GUEST_PAGE);
+        let host_page =
+            u64::try_from(page).ok().filter(|p| p.is_power_of_two() && *p >= GUEST_PAGE).unwrap_or(GUEST_PAGE);
         GuestMemory { regions: BTreeMap::new(), host_page, brk: Brk::default() }
     }
 
@@ -565,7 +579,15 @@ impl GuestMemory {
 
     /// x86-64 `mmap`. Returns the address and whether guest code may have
     /// changed in `[addr, addr + len)` (a fixed mapping replaced code).
-    pub fn mmap(&mut self, addr: u64, len: u64, prot: u64, flags: u64, fd: i32, offset: u64) -> Result<(u64, bool), Errno> {
+    pub fn mmap(
+        &mut self,
+        addr: u64,
+        len: u64,
+        prot: u64,
+        flags: u64,
+        fd: i32,
+        offset: u64,
+    ) -> Result<(u64, bool), Errno> {
         let prot = guest_prot(prot)?;
         let flags = u32::try_from(flags).map_err(|_| Errno::EINVAL)?;
         if len == 0 || offset % GUEST_PAGE != 0 || flags & MAP_TYPE == 0 {
@@ -660,7 +682,14 @@ impl GuestMemory {
 
     /// x86-64 `mremap` of a guest-owned mapping (hosts with 4 KiB pages
     /// only). Returns the new address and whether code moved or shrank.
-    pub fn mremap(&mut self, old: u64, old_len: u64, new_len: u64, flags: u64, new_addr: u64) -> Result<(u64, bool), Errno> {
+    pub fn mremap(
+        &mut self,
+        old: u64,
+        old_len: u64,
+        new_len: u64,
+        flags: u64,
+        new_addr: u64,
+    ) -> Result<(u64, bool), Errno> {
         let flags = u32::try_from(flags).map_err(|_| Errno::EINVAL)?;
         let fixed = flags & MREMAP_FIXED != 0;
         let dontunmap = flags & MREMAP_DONTUNMAP != 0;
@@ -728,7 +757,8 @@ impl GuestMemory {
         };
         if new_host > b.host_end {
             // SAFETY: `[host_end, new_host)` lies in the brk reservation.
-            if unsafe { host::protect(b.host_end, new_host - b.host_end, libc::PROT_READ | libc::PROT_WRITE) }.is_err() {
+            if unsafe { host::protect(b.host_end, new_host - b.host_end, libc::PROT_READ | libc::PROT_WRITE) }.is_err()
+            {
                 return b.cur;
             }
         } else if new_host < b.host_end {

@@ -382,7 +382,12 @@ impl Policy {
                     OptionError::Kind { name, .. } => (name, String::new()),
                 };
                 let at = entry.source.options.get(name).copied().or(entry.source.at);
-                PolicyError::PassOption { at: place(at), pass: entry.name.clone(), error: Box::new(error.clone()), hint }
+                PolicyError::PassOption {
+                    at: place(at),
+                    pass: entry.name.clone(),
+                    error: Box::new(error.clone()),
+                    hint,
+                }
             })?;
             match out.last() {
                 None if info.stage != Stage::Decode => {
@@ -665,9 +670,9 @@ fn locate_entries(text: &str, tokens: &[Token<'_>]) -> Vec<EntrySource> {
         }
     }
     // `passes` `:` `[` directly inside the top-level struct.
-    let Some(list) = (0..tokens.len())
-        .find(|&i| depths[i] == 1 && is_field(i, "passes") && tokens.get(i + 2).map(|t| t.kind) == Some(Tok::Punct('[')))
-    else {
+    let Some(list) = (0..tokens.len()).find(|&i| {
+        depths[i] == 1 && is_field(i, "passes") && tokens.get(i + 2).map(|t| t.kind) == Some(Tok::Punct('['))
+    }) else {
         return Vec::new();
     };
     let list_depth = 2; // tokens inside `[ ... ]`
@@ -697,8 +702,8 @@ fn locate_entries(text: &str, tokens: &[Token<'_>]) -> Vec<EntrySource> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aarchx_pass::{OptionSpec, PassContext, PassError, PassInfo};
     use aarchx_pass::ir::Region;
+    use aarchx_pass::{OptionSpec, PassContext, PassError, PassInfo};
 
     struct Nop;
     impl Pass for Nop {
@@ -836,16 +841,16 @@ mod tests {
     #[test]
     fn unknown_pass() {
         let e = verr("(\n  passes: [\n    (name: \"decode\"),\n    (name: \"superblok\"),\n  ],\n)");
-        assert_eq!(
-            e,
-            "t.ron:4:12: unknown pass `superblok`; known passes: `decode`, `superblock`, `constfold`, `tso`"
-        );
+        assert_eq!(e, "t.ron:4:12: unknown pass `superblok`; known passes: `decode`, `superblock`, `constfold`, `tso`");
     }
 
     #[test]
     fn unknown_option() {
         let e = verr("(passes: [\n  (name: \"decode\", options: {\n    \"max_insn\": 3 }),\n])");
-        assert_eq!(e, "t.ron:3:5: pass `decode`: unknown option `max_insn`; `decode` takes `max_insns`, `stop_at_call`");
+        assert_eq!(
+            e,
+            "t.ron:3:5: pass `decode`: unknown option `max_insn`; `decode` takes `max_insns`, `stop_at_call`"
+        );
         let e = verr("(passes: [(name: \"decode\"), (name: \"tso\", options: { \"x\": true })])");
         assert!(e.contains("pass `tso`: unknown option `x`; `tso` takes no options"), "{e}");
     }
@@ -859,7 +864,10 @@ mod tests {
     #[test]
     fn stage_order() {
         let e = verr("(passes: [\n (name: \"decode\"),\n (name: \"tso\"),\n (name: \"constfold\"),\n])");
-        assert!(e.starts_with("t.ron:4:9: pass `constfold` (transform stage) cannot come after `tso` (lowering stage)"), "{e}");
+        assert!(
+            e.starts_with("t.ron:4:9: pass `constfold` (transform stage) cannot come after `tso` (lowering stage)"),
+            "{e}"
+        );
         let e = verr("(passes: [(name: \"superblock\"), (name: \"decode\")])");
         assert!(e.starts_with("t.ron:1:18: the first pass must be a decode-stage pass, but `superblock`"), "{e}");
         let e = verr("(passes: [])");

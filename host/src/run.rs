@@ -59,7 +59,12 @@ struct Cache {
 }
 
 impl Cache {
-    fn get_or_translate(&mut self, rip: u64, pipeline: &mut Pipeline, mem: &GuestMemory) -> Result<Rc<Region>, TranslateError> {
+    fn get_or_translate(
+        &mut self,
+        rip: u64,
+        pipeline: &mut Pipeline,
+        mem: &GuestMemory,
+    ) -> Result<Rc<Region>, TranslateError> {
         if let Some(r) = self.regions.get(&rip) {
             return Ok(r.clone());
         }
@@ -87,7 +92,13 @@ impl Cache {
 /// the guest's argv[0] is `argv0`, by default `program` as given. Returns
 /// the guest's exit status. A guest killed by a signal kills this process
 /// with that signal and does not return.
-pub fn run(policy: &Policy, root: &Rootfs, program: &Path, argv0: Option<&OsStr>, args: &[OsString]) -> Result<u8, RunError> {
+pub fn run(
+    policy: &Policy,
+    root: &Rootfs,
+    program: &Path,
+    argv0: Option<&OsStr>,
+    args: &[OsString],
+) -> Result<u8, RunError> {
     let registry = Registry::with_plugins(aarchx_passes::BUILTIN, &policy.plugins, policy.base_dir())?;
     let passes = policy.validate(&registry)?;
     let mut pipeline = Pipeline::new(&passes, policy.translation_config())?;

@@ -89,7 +89,8 @@ impl Verifier {
     ) -> Result<Option<RegionExit>, EngineError> {
         let n = self.executions.entry(region.entry).or_insert(0);
         *n += 1;
-        let due = *n <= u64::from(self.settings.first) || (self.settings.every > 0 && *n % u64::from(self.settings.every) == 0);
+        let due = *n <= u64::from(self.settings.first)
+            || (self.settings.every > 0 && *n % u64::from(self.settings.every) == 0);
         let replayable = !region.insts.iter().any(|d| d.op == Opcode::Call);
         if !due || !replayable {
             return Ok(None);
@@ -154,7 +155,11 @@ fn state_diffs(jit: &GuestState, interp: &GuestState) -> Vec<String> {
     Reg::all()
         .chain(std::iter::once(Reg(u16::MAX)))
         .filter_map(|r| {
-            let (a, b) = if r.0 == u16::MAX { (u128::from(jit.rip), u128::from(interp.rip)) } else { (jit.get(r), interp.get(r)) };
+            let (a, b) = if r.0 == u16::MAX {
+                (u128::from(jit.rip), u128::from(interp.rip))
+            } else {
+                (jit.get(r), interp.get(r))
+            };
             let name = if r.0 == u16::MAX { "rip".to_string() } else { r.to_string() };
             (a != b).then(|| format!("{name}: jit {a:#x}, interpreter {b:#x}"))
         })

@@ -97,7 +97,10 @@ fn policy_typo_names_file_line_and_field() {
 
 #[test]
 fn unknown_pass_is_2() {
-    let p = temp_file("unknown.ron", b"(\n    passes: [\n        (name: \"decode\"),\n        (name: \"frobnicate\"),\n    ],\n)\n");
+    let p = temp_file(
+        "unknown.ron",
+        b"(\n    passes: [\n        (name: \"decode\"),\n        (name: \"frobnicate\"),\n    ],\n)\n",
+    );
     let o = run(&mut aarchx(&["--policy", path_str(&p), "/bin/true"]));
     assert_one_line_error(&o, 2, &["unknown.ron:4", "frobnicate"]);
 }

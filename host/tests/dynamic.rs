@@ -124,7 +124,8 @@ fn dynamic_program_runs_with_its_loader_from_the_rootfs() {
     let prog = common::guest_dir().join("dyn/argv");
     let native = run(std::process::Command::new(&prog).args(["one", "two"]));
     let policy = common::repo_root().join("policies/interp.ron");
-    let o = run(&mut aarchx(&["--policy", path_str(&policy), "--rootfs", path_str(&root), path_str(&prog), "one", "two"]));
+    let o =
+        run(&mut aarchx(&["--policy", path_str(&policy), "--rootfs", path_str(&root), path_str(&prog), "one", "two"]));
     std::fs::remove_dir_all(&root).ok();
     assert_eq!(o, native, "stderr: {}", String::from_utf8_lossy(&o.stderr));
 }

@@ -15,7 +15,8 @@ use common::{arm64_aarchx, guest_dir, guest_programs, host_aarchx, repo_root, ru
 /// ("qemu: uncaught target signal 8 ..."); that line is qemu's, not ours.
 fn without_qemu_notes(mut o: Outcome) -> Outcome {
     let text = String::from_utf8_lossy(&o.stderr).into_owned();
-    let kept: Vec<&str> = text.split_inclusive('\n').filter(|l| !l.starts_with("qemu: uncaught target signal")).collect();
+    let kept: Vec<&str> =
+        text.split_inclusive('\n').filter(|l| !l.starts_with("qemu: uncaught target signal")).collect();
     o.stderr = kept.concat().into_bytes();
     o
 }
@@ -35,7 +36,8 @@ fn describe(o: &Outcome) -> String {
 /// report checks and no mismatch.
 fn without_verify_summary(mut o: Outcome) -> Result<Outcome, String> {
     let text = String::from_utf8_lossy(&o.stderr).into_owned();
-    let (summary, rest): (Vec<&str>, Vec<&str>) = text.split_inclusive('\n').partition(|l| l.starts_with("aarchx: verify: "));
+    let (summary, rest): (Vec<&str>, Vec<&str>) =
+        text.split_inclusive('\n').partition(|l| l.starts_with("aarchx: verify: "));
     match summary.as_slice() {
         [line] if line.trim_end().ends_with(" 0 mismatches") && !line.contains(" 0 executions") => {
             o.stderr = rest.concat().into_bytes();
@@ -77,7 +79,11 @@ fn check_all(engine: &str, prefix: &[&Path], policy: &str, build: &str, strip_qe
             };
         }
         if got != native {
-            failures.push(format!("{build}/{name} under {engine}:\n=== native: {}\n=== aarchx: {}", describe(&native), describe(&got)));
+            failures.push(format!(
+                "{build}/{name} under {engine}:\n=== native: {}\n=== aarchx: {}",
+                describe(&native),
+                describe(&got)
+            ));
         }
     }
     failures
@@ -109,7 +115,10 @@ fn check_arm64(engine: &str, policy: &str, builds: &[&str]) {
 fn guests_match_native_under_the_interpreter() {
     let bin = host_aarchx();
     report(
-        ["static", "static-pie", "dyn"].iter().flat_map(|b| check_all("the interpreter", &[&bin], "interp.ron", b, false)).collect(),
+        ["static", "static-pie", "dyn"]
+            .iter()
+            .flat_map(|b| check_all("the interpreter", &[&bin], "interp.ron", b, false))
+            .collect(),
     );
 }
 

@@ -49,7 +49,8 @@ fn cases() -> Vec<Case> {
 fn parse_case(script: &Path) -> Case {
     let text = std::fs::read_to_string(script).unwrap_or_else(|e| panic!("{}: {e}", script.display()));
     let name = script.file_stem().expect("a .sh file").to_string_lossy().into_owned();
-    let mut case = Case { name, script: script.to_path_buf(), interp: "/bin/sh".into(), needs: Vec::new(), xfail: None };
+    let mut case =
+        Case { name, script: script.to_path_buf(), interp: "/bin/sh".into(), needs: Vec::new(), xfail: None };
     for line in text.lines().take_while(|l| l.starts_with('#')) {
         if let Some(v) = line.strip_prefix("# run:") {
             case.interp = v.trim().to_string();
@@ -69,7 +70,8 @@ fn installed(program: &str) -> bool {
 /// qemu-aarch64's own notes on stderr are not the guest's.
 fn without_qemu_notes(mut o: Outcome) -> Outcome {
     let text = String::from_utf8_lossy(&o.stderr).into_owned();
-    let kept: Vec<&str> = text.split_inclusive('\n').filter(|l| !l.starts_with("qemu: uncaught target signal")).collect();
+    let kept: Vec<&str> =
+        text.split_inclusive('\n').filter(|l| !l.starts_with("qemu: uncaught target signal")).collect();
     o.stderr = kept.concat().into_bytes();
     o
 }

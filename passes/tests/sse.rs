@@ -195,7 +195,10 @@ const SUPPORTED: &[(Asm, &[&str])] = &[
     (|a| a.cmpps(xmm0, xmm1, 1), &["fcmp.f32x4 lt v1, v0"]),
     (|a| a.cmppd(xmm0, xmm1, 6), &["fcmp.f64x2 nle"]),
     (|a| a.cmpps(xmm0, xmm1, 0x0b), &["fcmp.f32x4 uno"]),
-    (|a| a.ucomiss(xmm0, xmm1), &["fcmp.f32 uno", "fcmp.f32 eq", "fcmp.f32 nle", "set zf", "set pf", "set cf", "set of", "set sf", "set af"]),
+    (
+        |a| a.ucomiss(xmm0, xmm1),
+        &["fcmp.f32 uno", "fcmp.f32 eq", "fcmp.f32 nle", "set zf", "set pf", "set cf", "set of", "set sf", "set af"],
+    ),
     (|a| a.ucomisd(xmm0, qword_ptr(rax)), &["load.f64", "fcmp.f64 uno"]),
     (|a| a.comiss(xmm0, dword_ptr(rax)), &["load.f32", "fcmp.f32 uno"]),
     (|a| a.comisd(xmm0, xmm1), &["fcmp.f64 nle"]),
@@ -297,5 +300,8 @@ fn scalar_merge_versus_load_zeroing() {
     assert!(!load.contains("get xmm1") && load.contains("splat.i64x2"), "{load}");
     // Scalar arithmetic keeps the destination's other lanes.
     let add = lift(assemble(|a| a.addsd(xmm3, xmm4)));
-    assert!(add.contains("v0 = get xmm4") && add.contains("v2 = get xmm3") && add.contains("insert_lane.f64x2 v2"), "{add}");
+    assert!(
+        add.contains("v0 = get xmm4") && add.contains("v2 = get xmm3") && add.contains("insert_lane.f64x2 v2"),
+        "{add}"
+    );
 }

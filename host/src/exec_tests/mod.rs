@@ -105,10 +105,7 @@ pub enum Executor {
     /// A block compiled on the [`Prepared`] region's JIT; a journaled
     /// block is rolled back after its run.
     #[cfg(target_arch = "aarch64")]
-    Jit {
-        block: BlockId,
-        journaled: bool,
-    },
+    Jit { block: BlockId, journaled: bool },
 }
 
 /// The agreed outcome of a [`Prepared::check`] run.

@@ -186,7 +186,8 @@ pub fn parse(data: &[u8]) -> Result<Elf, ElfError> {
     for i in 0..usize::from(phnum) {
         let ph = &data[phoff as usize + i * PHDR_SIZE..][..PHDR_SIZE];
         let (p_type, flags) = (u32_at(ph, 0), u32_at(ph, 4));
-        let (offset, vaddr, filesz, memsz, align) = (u64_at(ph, 8), u64_at(ph, 16), u64_at(ph, 32), u64_at(ph, 40), u64_at(ph, 48));
+        let (offset, vaddr, filesz, memsz, align) =
+            (u64_at(ph, 8), u64_at(ph, 16), u64_at(ph, 32), u64_at(ph, 40), u64_at(ph, 48));
         match p_type {
             PT_INTERP => interp = Some(interp_path(data, offset, filesz)?),
             PT_PHDR => phdr_vaddr = Some(vaddr),
@@ -221,7 +222,9 @@ pub fn parse(data: &[u8]) -> Result<Elf, ElfError> {
         segments
             .iter()
             .find(|s| s.offset <= phoff && phoff < s.offset + s.filesz)
-            .map_or(segments[0].vaddr.wrapping_sub(segments[0].offset).wrapping_add(phoff), |s| s.vaddr + (phoff - s.offset))
+            .map_or(segments[0].vaddr.wrapping_sub(segments[0].offset).wrapping_add(phoff), |s| {
+                s.vaddr + (phoff - s.offset)
+            })
     });
     Ok(Elf { kind, entry, phnum, phdr_vaddr, segments, interp })
 }
@@ -328,7 +331,10 @@ mod tests {
         let arm = parse(&header(2, 183, 2, 0)).unwrap_err();
         assert_eq!(arm, ElfError::WrongMachine("aarch64".into()));
         assert_eq!(arm.to_string(), "built for aarch64");
-        assert_eq!(parse(&header(2, 62, ET_REL, 0)).unwrap_err().to_string(), "a relocatable object file, not an executable");
+        assert_eq!(
+            parse(&header(2, 62, ET_REL, 0)).unwrap_err().to_string(),
+            "a relocatable object file, not an executable"
+        );
         assert_eq!(parse(&header(2, 62, ET_CORE, 0)), Err(ElfError::NotExecutable("a core dump")));
         let mut truncated = ok.clone();
         truncated.truncate(0x2008);

@@ -107,7 +107,9 @@ fn map_elf(memory: &mut GuestMemory, path: &Path, elf: &Elf, data: &[u8], brk: b
     let lo = elf.segments.iter().map(|s| s.vaddr).min().unwrap_or(0) & !(GUEST_PAGE - 1);
     let hi = elf.segments.iter().map(|s| s.vaddr + s.memsz).max().unwrap_or(0);
     let (base, bias) = match elf.kind {
-        ElfKind::Exec => (memory.map_image(Some(lo), hi - lo, GUEST_PAGE, brk).map_err(map_err("the program image"))?, 0),
+        ElfKind::Exec => {
+            (memory.map_image(Some(lo), hi - lo, GUEST_PAGE, brk).map_err(map_err("the program image"))?, 0)
+        }
         ElfKind::Dyn => {
             let align = elf
                 .segments
@@ -147,13 +149,20 @@ fn map_elf(memory: &mut GuestMemory, path: &Path, elf: &Elf, data: &[u8], brk: b
 
 /// Maps the dynamic loader `interp` names, looked up in `root`, for the
 /// program at `program`. Returns its load bias (AT_BASE) and entry.
-fn map_interpreter(memory: &mut GuestMemory, program: &Path, interp: &[u8], root: &Rootfs) -> Result<(u64, u64), LoadError> {
+fn map_interpreter(
+    memory: &mut GuestMemory,
+    program: &Path,
+    interp: &[u8],
+    root: &Rootfs,
+) -> Result<(u64, u64), LoadError> {
     let interp = Path::new(OsStr::from_bytes(interp));
     let path = root.inside(interp);
     let data = read_file(&path).map_err(|e| match e {
-        LoadError::NotFound(_) => {
-            LoadError::NoInterpreter { program: program.to_path_buf(), interp: interp.to_path_buf(), looked_for: path.clone() }
-        }
+        LoadError::NotFound(_) => LoadError::NoInterpreter {
+            program: program.to_path_buf(),
+            interp: interp.to_path_buf(),
+            looked_for: path.clone(),
+        },
         e => e,
     })?;
     let elf = elf::parse(&data).map_err(|reason| LoadError::NotRunnable { path: path.clone(), reason })?;

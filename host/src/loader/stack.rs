@@ -170,7 +170,8 @@ mod tests {
         for n in 0..20 {
             let arg = vec![b'x'; n];
             let argv: Vec<&[u8]> = (0..n % 4 + 1).map(|_| &arg[..]).collect();
-            let img = build(0x10_0000, &StackContents { argv: &argv, envp: &[], execfn: &arg, random: [0; 16], aux: &[] });
+            let img =
+                build(0x10_0000, &StackContents { argv: &argv, envp: &[], execfn: &arg, random: [0; 16], aux: &[] });
             assert_eq!(img.rsp % 16, 0);
             assert_eq!(parse(&img).argv.len(), argv.len());
         }

@@ -66,7 +66,8 @@ impl PassDef {
 
     /// Checks `given` against the declared options (see `Options::validate`).
     pub fn validate_options(&self, given: &BTreeMap<String, OptionValue>) -> Result<Options, OptionError> {
-        let declared: Vec<(&str, OptionValue)> = self.options.iter().map(|o| (o.name.as_str(), o.default.clone())).collect();
+        let declared: Vec<(&str, OptionValue)> =
+            self.options.iter().map(|o| (o.name.as_str(), o.default.clone())).collect();
         Options::validate(&declared, given)
     }
 

@@ -32,10 +32,12 @@ struct OpenBits {
     largefile: u32,
 }
 
-const X86_64_BITS: OpenBits = OpenBits { directory: 0o200000, nofollow: 0o400000, direct: 0o40000, largefile: 0o100000 };
+const X86_64_BITS: OpenBits =
+    OpenBits { directory: 0o200000, nofollow: 0o400000, direct: 0o40000, largefile: 0o100000 };
 /// The generic ABI, which arm64 uses.
 #[cfg(any(target_arch = "aarch64", test))]
-const GENERIC_BITS: OpenBits = OpenBits { directory: 0o40000, nofollow: 0o100000, direct: 0o200000, largefile: 0o400000 };
+const GENERIC_BITS: OpenBits =
+    OpenBits { directory: 0o40000, nofollow: 0o100000, direct: 0o200000, largefile: 0o400000 };
 
 #[cfg(target_arch = "x86_64")]
 const HOST_BITS: OpenBits = X86_64_BITS;
@@ -96,7 +98,11 @@ pub fn stat_to_x86_64(st: &libc::stat) -> [u8; X86_64_STAT_SIZE] {
 
 /// Runs a host stat-family call into a host `struct stat` and writes the
 /// x86-64 conversion to the guest's `buf`.
-fn stat_into(mem: &mut GuestMemory, buf: u64, call: impl FnOnce(*mut libc::stat) -> Result<u64, Errno>) -> Result<u64, Errno> {
+fn stat_into(
+    mem: &mut GuestMemory,
+    buf: u64,
+    call: impl FnOnce(*mut libc::stat) -> Result<u64, Errno>,
+) -> Result<u64, Errno> {
     let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
     call(st.as_mut_ptr())?;
     // SAFETY: all-zero bytes are a valid `libc::stat` (integers only), and
@@ -130,9 +136,8 @@ const F_GETFL: u64 = 3;
 const F_SETFL: u64 = 4;
 /// fcntl commands passed through: the same numbers and argument layouts
 /// (`struct flock`, `struct f_owner_ex`) on x86-64 and arm64.
-const PASSTHROUGH_FCNTLS: [u64; 21] = [
-    0, 1, 2, 5, 6, 7, 8, 9, 10, 11, 15, 16, 36, 37, 38, 1024, 1025, 1026, 1030, 1031, 1032,
-];
+const PASSTHROUGH_FCNTLS: [u64; 21] =
+    [0, 1, 2, 5, 6, 7, 8, 9, 10, 11, 15, 16, 36, 37, 38, 1024, 1025, 1026, 1030, 1031, 1032];
 const F_ADD_SEALS: u64 = 1033;
 const F_GET_SEALS: u64 = 1034;
 
@@ -159,7 +164,8 @@ impl Process {
     /// when it is absolute and exists there. Memory is only read when the
     /// root is not the host's `/`.
     fn path_arg(&self, path: u64) -> Result<PathArg, Errno> {
-        let inside_root = if self.root.is_host() { None } else { self.root.redirect(&self.mem.read_cstr(path, PATH_MAX)?) };
+        let inside_root =
+            if self.root.is_host() { None } else { self.root.redirect(&self.mem.read_cstr(path, PATH_MAX)?) };
         Ok(PathArg { guest: path, inside_root })
     }
 

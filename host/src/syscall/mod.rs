@@ -191,7 +191,13 @@ fn code_changed(outcome: &mut SyscallOutcome, changed: bool, start: u64, len: u6
 }
 
 impl Process {
-    fn dispatch(&mut self, sysno: Sysno, a: [u64; 6], state: &mut GuestState, outcome: &mut SyscallOutcome) -> Result<u64, Errno> {
+    fn dispatch(
+        &mut self,
+        sysno: Sysno,
+        a: [u64; 6],
+        state: &mut GuestState,
+        outcome: &mut SyscallOutcome,
+    ) -> Result<u64, Errno> {
         use Sysno::*;
         let [a0, a1, a2, a3, a4, a5] = a;
         match sysno {

@@ -51,7 +51,14 @@ impl Process {
 
     /// clone(flags, stack, parent_tid, child_tid, tls) in the x86-64
     /// argument order; only its fork-like forms.
-    pub(super) fn clone(&mut self, state: &mut GuestState, flags: u64, stack: u64, ptid: u64, ctid: u64) -> Result<u64, Errno> {
+    pub(super) fn clone(
+        &mut self,
+        state: &mut GuestState,
+        flags: u64,
+        stack: u64,
+        ptid: u64,
+        ctid: u64,
+    ) -> Result<u64, Errno> {
         let thread_like = flags & CLONE_VM != 0 && flags & CLONE_VFORK == 0;
         if thread_like || flags & !(FORK_FLAGS | CLONE_VM) != 0 {
             return unsupported_clone(flags);
@@ -62,7 +69,14 @@ impl Process {
     /// The host fork behind fork, vfork and clone: `flags` holds only
     /// [`FORK_FLAGS`]; the child starts on guest stack `stack` if it is not
     /// 0. The tid pointers are guest addresses, which are host addresses.
-    fn clone_process(&mut self, state: &mut GuestState, flags: u64, stack: u64, ptid: u64, ctid: u64) -> Result<u64, Errno> {
+    fn clone_process(
+        &mut self,
+        state: &mut GuestState,
+        flags: u64,
+        stack: u64,
+        ptid: u64,
+        ctid: u64,
+    ) -> Result<u64, Errno> {
         let pid = host_fork(flags, ptid, ctid)?;
         if pid == 0 && stack != 0 {
             state.gpr[RSP] = stack;
@@ -72,7 +86,10 @@ impl Process {
 }
 
 fn unsupported_clone(flags: u64) -> Result<u64, Errno> {
-    tracing::debug!(flags = format_args!("{flags:#x}"), "clone: only fork-like clones are supported: returning -ENOSYS");
+    tracing::debug!(
+        flags = format_args!("{flags:#x}"),
+        "clone: only fork-like clones are supported: returning -ENOSYS"
+    );
     Err(Errno(libc::ENOSYS))
 }
 

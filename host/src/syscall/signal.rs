@@ -142,7 +142,14 @@ impl Signals {
 
     /// rt_sigprocmask(how, set, oset, sigsetsize); then delivers what it
     /// unblocked.
-    pub fn sigprocmask(&mut self, mem: &mut GuestMemory, how: u64, set: u64, oset: u64, size: u64) -> Result<u64, Errno> {
+    pub fn sigprocmask(
+        &mut self,
+        mem: &mut GuestMemory,
+        how: u64,
+        set: u64,
+        oset: u64,
+        size: u64,
+    ) -> Result<u64, Errno> {
         if size != 8 {
             return Err(Errno::EINVAL);
         }

@@ -15,7 +15,8 @@ const GUEST_ADDR_REG: u32 = 0;
 
 /// `(mask, value)` of the acquire/release loads and stores: `ldar*`,
 /// `stlr*`, `ldapr*`, any size.
-const ORDERED_LOAD_STORE: &[(u32, u32)] = &[(0x3fff_fc00, 0x08df_fc00), (0x3fff_fc00, 0x089f_fc00), (0x3fff_fc00, 0x38bf_c000)];
+const ORDERED_LOAD_STORE: &[(u32, u32)] =
+    &[(0x3fff_fc00, 0x08df_fc00), (0x3fff_fc00, 0x089f_fc00), (0x3fff_fc00, 0x38bf_c000)];
 
 /// `(mask, value)` of the atomics with both acquire and release, which
 /// x86's locked instructions become in every memory model: the LSE

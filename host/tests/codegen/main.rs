@@ -67,7 +67,13 @@ fn ordered_mode_orders_every_guest_scalar_access() {
                     MemoryModel::Plain => arm64::ordered_loads_and_stores(&words),
                 };
                 for i in found {
-                    problems.push(format!("{}: {} [{}]: word {i} ({:08x})", f.path.display(), form.text, v.name, words[i]));
+                    problems.push(format!(
+                        "{}: {} [{}]: word {i} ({:08x})",
+                        f.path.display(),
+                        form.text,
+                        v.name,
+                        words[i]
+                    ));
                 }
             }
         }

@@ -63,7 +63,8 @@ pub fn lower(bytes: &[u8], variant: &Variant) -> Result<Vec<u32>, String> {
     let mut region = Region::new(GUEST);
     for name in variant.passes {
         let info = BUILTIN.iter().find(|p| p.name == *name).expect("a built-in pass");
-        let options = Options(info.options.iter().map(|o| (String::from(o.name), (o.default)())).collect::<BTreeMap<_, _>>());
+        let options =
+            Options(info.options.iter().map(|o| (String::from(o.name), (o.default)())).collect::<BTreeMap<_, _>>());
         (info.create)(&options).run(&cx, &mut region).map_err(|e| format!("{name}: {}", e.0))?;
     }
     verify(&region).map_err(|e| format!("verify: {e}"))?;

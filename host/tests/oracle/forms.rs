@@ -58,10 +58,7 @@ pub static NOT_YET: &[(&str, &str)] = &[
 
 /// Why `form` is allowed to be unsupported, if it is.
 pub fn not_yet(form: &Form) -> Option<&'static str> {
-    NOT_YET
-        .iter()
-        .find(|(text, _)| form.text.contains(text))
-        .map(|(_, why)| *why)
+    NOT_YET.iter().find(|(text, _)| form.text.contains(text)).map(|(_, why)| *why)
 }
 
 /// The integer mnemonics (besides setcc/cmovcc, added below).

@@ -210,15 +210,9 @@ fn packages(host: Host) -> &'static [&'static str] {
             "libc6-dev",
         ],
         // Native build; the guests are x86-64, so a cross gcc builds them.
-        Host::Aarch64 => &[
-            "rustc-web",
-            "cargo-web",
-            "gcc",
-            "make",
-            "libc6-dev",
-            "gcc-x86-64-linux-gnu",
-            "libc6-dev-amd64-cross",
-        ],
+        Host::Aarch64 => {
+            &["rustc-web", "cargo-web", "gcc", "make", "libc6-dev", "gcc-x86-64-linux-gnu", "libc6-dev-amd64-cross"]
+        }
     }
 }
 
@@ -469,10 +463,13 @@ fn cargo_test(cx: &Cx, counts: &mut Counts) -> Result {
         cmd.args(["--target", AARCH64]);
     }
     cmd.env("AARCHX_ARM64_BIN", cx.arm64_bin())
-        .env("AARCHX_QEMU", match cx.host {
-            Host::X86_64 => qemu().map(PathBuf::into_os_string).unwrap_or_default(),
-            Host::Aarch64 => OsString::new(),
-        })
+        .env(
+            "AARCHX_QEMU",
+            match cx.host {
+                Host::X86_64 => qemu().map(PathBuf::into_os_string).unwrap_or_default(),
+                Host::Aarch64 => OsString::new(),
+            },
+        )
         .env("AARCHX_GUEST_DIR", cx.guest_dir());
     println!("running the tests (AARCHX_ARM64_BIN, AARCHX_QEMU, AARCHX_GUEST_DIR set)...");
     println!("$ {}", show(&cmd));
@@ -519,10 +516,7 @@ fn test(cx: &Cx) -> Result {
         let mut counts = Counts::default();
         step("cargo test", &mut || cargo_test(cx, &mut counts));
         let last = summary.last_mut().expect("a step ran");
-        last.0 = format!(
-            "cargo test ({} passed, {} failed, {} ignored)",
-            counts.passed, counts.failed, counts.ignored
-        );
+        last.0 = format!("cargo test ({} passed, {} failed, {} ignored)", counts.passed, counts.failed, counts.ignored);
     }
 
     println!("\n==== summary ({})", secs(started.elapsed()));

@@ -59,7 +59,16 @@ impl L<'_, '_> {
 
     /// All six flags of `r = a ± b ± carry`, where `carry` is the incoming
     /// CF of adc/sbb (an i1) or `None`. `set_cf` is false for inc/dec.
-    pub fn flags_arith(&mut self, kind: Arith, ty: Type, a: Value, b: Value, r: Value, carry: Option<Value>, set_cf: bool) {
+    pub fn flags_arith(
+        &mut self,
+        kind: Arith,
+        ty: Type,
+        a: Value,
+        b: Value,
+        r: Value,
+        carry: Option<Value>,
+        set_cf: bool,
+    ) {
         if set_cf {
             let cf = match kind {
                 Arith::Add => {

@@ -40,8 +40,17 @@ pub fn lift(b: &mut Builder<'_>, i: &Instruction) -> Outcome {
         };
     }
     match m {
-        M::Nop | M::Endbr64 | M::Pause | M::Lfence | M::Sfence | M::Mfence | M::Prefetchnta | M::Prefetcht0
-        | M::Prefetcht1 | M::Prefetcht2 | M::Prefetchw => Outcome::Next,
+        M::Nop
+        | M::Endbr64
+        | M::Pause
+        | M::Lfence
+        | M::Sfence
+        | M::Mfence
+        | M::Prefetchnta
+        | M::Prefetcht0
+        | M::Prefetcht1
+        | M::Prefetcht2
+        | M::Prefetchw => Outcome::Next,
         M::Mov if i.op_count() == 2 && is_gpr_or_mem(i) => l.mov(),
         M::Movzx => l.extend(false),
         M::Movsx | M::Movsxd => l.extend(true),
@@ -109,7 +118,22 @@ fn is_jcc(m: Mnemonic) -> bool {
     use Mnemonic as M;
     matches!(
         m,
-        M::Jo | M::Jno | M::Jb | M::Jae | M::Je | M::Jne | M::Jbe | M::Ja | M::Js | M::Jns | M::Jp | M::Jnp | M::Jl | M::Jge | M::Jle | M::Jg
+        M::Jo
+            | M::Jno
+            | M::Jb
+            | M::Jae
+            | M::Je
+            | M::Jne
+            | M::Jbe
+            | M::Ja
+            | M::Js
+            | M::Jns
+            | M::Jp
+            | M::Jnp
+            | M::Jl
+            | M::Jge
+            | M::Jle
+            | M::Jg
     )
 }
 
@@ -117,8 +141,22 @@ fn is_setcc(m: Mnemonic) -> bool {
     use Mnemonic as M;
     matches!(
         m,
-        M::Seto | M::Setno | M::Setb | M::Setae | M::Sete | M::Setne | M::Setbe | M::Seta | M::Sets | M::Setns | M::Setp
-            | M::Setnp | M::Setl | M::Setge | M::Setle | M::Setg
+        M::Seto
+            | M::Setno
+            | M::Setb
+            | M::Setae
+            | M::Sete
+            | M::Setne
+            | M::Setbe
+            | M::Seta
+            | M::Sets
+            | M::Setns
+            | M::Setp
+            | M::Setnp
+            | M::Setl
+            | M::Setge
+            | M::Setle
+            | M::Setg
     )
 }
 
@@ -126,7 +164,21 @@ fn is_cmovcc(m: Mnemonic) -> bool {
     use Mnemonic as M;
     matches!(
         m,
-        M::Cmovo | M::Cmovno | M::Cmovb | M::Cmovae | M::Cmove | M::Cmovne | M::Cmovbe | M::Cmova | M::Cmovs
-            | M::Cmovns | M::Cmovp | M::Cmovnp | M::Cmovl | M::Cmovge | M::Cmovle | M::Cmovg
+        M::Cmovo
+            | M::Cmovno
+            | M::Cmovb
+            | M::Cmovae
+            | M::Cmove
+            | M::Cmovne
+            | M::Cmovbe
+            | M::Cmova
+            | M::Cmovs
+            | M::Cmovns
+            | M::Cmovp
+            | M::Cmovnp
+            | M::Cmovl
+            | M::Cmovge
+            | M::Cmovle
+            | M::Cmovg
     )
 }

@@ -108,7 +108,10 @@ impl Options {
     /// Validates `given` against the declared options, each a name and its
     /// default: unknown names and values of another kind than the default
     /// are errors; missing ones take their defaults.
-    pub fn validate(declared: &[(&str, OptionValue)], given: &BTreeMap<String, OptionValue>) -> Result<Options, OptionError> {
+    pub fn validate(
+        declared: &[(&str, OptionValue)],
+        given: &BTreeMap<String, OptionValue>,
+    ) -> Result<Options, OptionError> {
         for (name, value) in given {
             let (_, default) =
                 declared.iter().find(|(n, _)| n == name).ok_or_else(|| OptionError::Unknown(name.clone()))?;
@@ -116,9 +119,7 @@ impl Options {
                 return Err(OptionError::Kind { name: name.clone(), want: default.kind(), got: value.kind() });
             }
         }
-        Ok(Options(
-            declared.iter().map(|(n, d)| (String::from(*n), given.get(*n).unwrap_or(d).clone())).collect(),
-        ))
+        Ok(Options(declared.iter().map(|(n, d)| (String::from(*n), given.get(*n).unwrap_or(d).clone())).collect()))
     }
 
     pub fn bool(&self, name: &str) -> bool {

@@ -302,10 +302,8 @@ impl Opcode {
     /// Whether the instruction has an effect besides its result (so dead-code
     /// elimination must keep it).
     pub fn has_side_effect(self) -> bool {
-        matches!(
-            self.format(),
-            Format::Set | Format::Store | Format::AtomicRmw | Format::Call | Format::Mark
-        ) || self == Opcode::AtomicCas
+        matches!(self.format(), Format::Set | Format::Store | Format::AtomicRmw | Format::Call | Format::Mark)
+            || self == Opcode::AtomicCas
             || self.is_terminator()
     }
 }

@@ -75,7 +75,8 @@ pub fn parse(text: &str) -> Result<Region, ParseError> {
     for (line, index, refs) in pending {
         for (slot, r) in refs.iter().enumerate() {
             if let Some(name) = r {
-                let v = defs.get(name).ok_or_else(|| ParseError { line, msg: alloc::format!("v{name} is not defined") })?;
+                let v =
+                    defs.get(name).ok_or_else(|| ParseError { line, msg: alloc::format!("v{name} is not defined") })?;
                 region.insts[index].args[slot] = *v;
             }
         }
@@ -118,7 +119,15 @@ fn parse_inst(body: &str) -> Result<(InstData, [Option<u32>; 3]), String> {
 
     let needs_type = !matches!(
         format,
-        Format::Get | Format::Set | Format::Call | Format::Mark | Format::Jump | Format::Brif | Format::Exit | Format::ExitIndirect | Format::Trap
+        Format::Get
+            | Format::Set
+            | Format::Call
+            | Format::Mark
+            | Format::Jump
+            | Format::Brif
+            | Format::Exit
+            | Format::ExitIndirect
+            | Format::Trap
     );
     if needs_type && ty.is_none() {
         return Err(alloc::format!("`{opname}` needs a type suffix"));
@@ -165,7 +174,9 @@ fn parse_inst(body: &str) -> Result<(InstData, [Option<u32>; 3]), String> {
         }
         Format::UnaryImm | Format::BinaryImm => {
             let w = take(&mut words)?;
-            data.aux = parse_u64(w).and_then(|v| u16::try_from(v).ok()).ok_or_else(|| alloc::format!("bad immediate `{w}`"))?;
+            data.aux = parse_u64(w)
+                .and_then(|v| u16::try_from(v).ok())
+                .ok_or_else(|| alloc::format!("bad immediate `{w}`"))?;
         }
         Format::Jump => data.args[0] = parse_block(take(&mut words)?).ok_or("bad block name")?,
         Format::Brif => {

@@ -10,9 +10,8 @@ use crate::types::Type;
 pub struct Reg(pub u16);
 
 /// Names of the GPRs in x86 encoding order.
-pub const GPR_NAMES: [&str; 16] = [
-    "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
-];
+pub const GPR_NAMES: [&str; 16] =
+    ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"];
 /// Names of the status and control flags, in [`crate::GuestState::flags`] order.
 pub const FLAG_NAMES: [&str; 7] = ["cf", "pf", "af", "zf", "sf", "of", "df"];
 /// Names of the special registers, from [`Reg::FS_BASE`] on.

@@ -150,10 +150,7 @@ impl<'r> Builder<'r> {
 
     /// Whether the current block already ends in a terminator.
     pub fn is_terminated(&self) -> bool {
-        self.region.blocks[self.current.index()]
-            .insts
-            .last()
-            .is_some_and(|v| self.region.inst(*v).op.is_terminator())
+        self.region.blocks[self.current.index()].insts.last().is_some_and(|v| self.region.inst(*v).op.is_terminator())
     }
 
     /// Appends a raw instruction and returns the value it defines.

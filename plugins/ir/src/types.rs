@@ -119,10 +119,7 @@ impl Type {
     }
 
     pub fn is_vector(self) -> bool {
-        matches!(
-            self,
-            Type::V128 | Type::I8X16 | Type::I16X8 | Type::I32X4 | Type::I64X2 | Type::F32X4 | Type::F64X2
-        )
+        matches!(self, Type::V128 | Type::I8X16 | Type::I16X8 | Type::I32X4 | Type::I64X2 | Type::F32X4 | Type::F64X2)
     }
 
     pub fn is_int(self) -> bool {

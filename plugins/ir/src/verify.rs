@@ -36,14 +36,23 @@ pub fn verify(region: &Region) -> Result<(), VerifyError> {
             return fail(None, alloc::format!("block{b} is empty"));
         };
         for (pos, v) in block.insts.iter().enumerate() {
-            let slot = place.get_mut(v.index()).ok_or(VerifyError { inst: Some(v.0), msg: "index out of the arena".into() })?;
+            let slot = place
+                .get_mut(v.index())
+                .ok_or(VerifyError { inst: Some(v.0), msg: "index out of the arena".into() })?;
             if slot.is_some() {
                 return fail(Some(v.0), "instruction placed twice");
             }
             *slot = Some((b, pos));
             let is_last = v == last;
             if region.inst(*v).op.is_terminator() != is_last {
-                return fail(Some(v.0), if is_last { "block does not end in a terminator" } else { "terminator before the end of its block" });
+                return fail(
+                    Some(v.0),
+                    if is_last {
+                        "block does not end in a terminator"
+                    } else {
+                        "terminator before the end of its block"
+                    },
+                );
             }
         }
         for succ in region.inst(*last).successors() {
@@ -151,7 +160,8 @@ fn check_types(region: &Region, d: &InstData) -> Result<(), String> {
             Err(alloc::format!("operand {i} of {} is {got}, expected {want}", d.op))
         }
     };
-    let known = |ok: bool, what: &str| if ok { Ok(()) } else { Err(alloc::format!("bad {what} {} for {}", d.aux, d.op)) };
+    let known =
+        |ok: bool, what: &str| if ok { Ok(()) } else { Err(alloc::format!("bad {what} {} for {}", d.aux, d.op)) };
     let int_scalar = |t: Type| t.is_int();
     match d.op.format() {
         Format::Const => known(ty.is_int() && ty.bits() <= 64, "type")?,
@@ -287,8 +297,10 @@ mod tests {
 
     #[test]
     fn rejects_type_mismatch() {
-        let e = check("region 0x0\nblock0:\n  v0 = get rax\n  v1 = iconst.i32 0x1\n  v2 = add.i64 v0, v1\n  exit jump 0x0\n")
-            .unwrap_err();
+        let e = check(
+            "region 0x0\nblock0:\n  v0 = get rax\n  v1 = iconst.i32 0x1\n  v2 = add.i64 v0, v1\n  exit jump 0x0\n",
+        )
+        .unwrap_err();
         assert!(e.msg.contains("operand 1 of add is i32"), "{e}");
     }
 

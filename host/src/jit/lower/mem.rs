@@ -18,8 +18,8 @@ use dynasmrt::{DynasmApi, DynasmLabelApi};
 use super::frame::T0;
 use super::{a64, Decline, Lowerer};
 use crate::jit::context::{OFF_JOURNAL_CUR, OFF_JOURNAL_END, OFF_JOURNAL_GROW};
-use crate::jit::regs::{CTX_REG, STATE_REG};
 use crate::jit::journal::ENTRY_SIZE;
+use crate::jit::regs::{CTX_REG, STATE_REG};
 
 impl Lowerer<'_> {
     pub(super) fn mem_op(&mut self, v: Value, d: &InstData) -> Result<(), Decline> {

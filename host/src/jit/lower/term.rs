@@ -13,12 +13,12 @@
 use aarchx_ir::{ExitKind, GuestState, InstData, Opcode, TrapKind};
 use dynasmrt::{DynasmApi, DynasmLabelApi};
 
-use super::{a64, Decline, Lowerer};
 use super::StubSite;
-use crate::jit::exit::StubId;
+use super::{a64, Decline, Lowerer};
 use crate::jit::context::OFF_CALL_HELPER;
-use crate::jit::regs::{BUDGET_REG, CTX_REG, STATE_REG};
+use crate::jit::exit::StubId;
 use crate::jit::exit::{exit_code, trap_code};
+use crate::jit::regs::{BUDGET_REG, CTX_REG, STATE_REG};
 
 const OFF_RIP: u32 = GuestState::OFFSET_RIP as u32;
 

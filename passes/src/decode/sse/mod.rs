@@ -52,7 +52,14 @@ impl L<'_, '_> {
         use Mnemonic as M;
         use Type as T;
         match m {
-            M::Movdqa | M::Movdqu | M::Movaps | M::Movups | M::Movapd | M::Movupd | M::Movntdq | M::Movntps
+            M::Movdqa
+            | M::Movdqu
+            | M::Movaps
+            | M::Movups
+            | M::Movapd
+            | M::Movupd
+            | M::Movntdq
+            | M::Movntps
             | M::Movntpd => self.xmov128(),
             M::Movnti => self.mov(),
             M::Movd => self.xmov_low(T::I32),
