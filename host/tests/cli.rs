@@ -4,9 +4,9 @@
 mod common;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use common::{aarchx, run, Outcome};
+use common::{aarchx, assert_one_line_error, path_str, run};
 
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("aarchx-cli-{}", std::process::id()));
@@ -15,18 +15,6 @@ fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
     let mut f = std::fs::File::create(&path).expect("temp file");
     f.write_all(bytes).expect("write temp file");
     path
-}
-
-/// Asserts a single-line error containing every one of `needles`.
-fn assert_one_line_error(o: &Outcome, code: i32, needles: &[&str]) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.code, Some(code), "exit status; stderr: {err}");
-    assert_eq!(err.lines().count(), 1, "expected one line, got: {err}");
-    assert!(err.starts_with("aarchx: "), "{err}");
-    for n in needles {
-        assert!(err.contains(n), "`{n}` missing from: {err}");
-    }
-    assert!(!err.contains("panicked"), "{err}");
 }
 
 /// A 64-byte ELF header with the given class, machine and type.
@@ -40,10 +28,6 @@ fn elf_header(class: u8, machine: u16, etype: u16) -> Vec<u8> {
     h[18..20].copy_from_slice(&machine.to_le_bytes());
     h[20..24].copy_from_slice(&1u32.to_le_bytes());
     h
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("utf-8 temp path")
 }
 
 #[test]

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{aarchx, run, Outcome};
+use common::{aarchx, assert_one_line_error, path_str, run};
 
 /// A fresh, empty temporary directory for one test.
 fn temp_dir(name: &str) -> PathBuf {
@@ -14,22 +14,6 @@ fn temp_dir(name: &str) -> PathBuf {
     std::fs::remove_dir_all(&dir).ok();
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("utf-8 temp path")
-}
-
-/// Asserts a single-line error containing every one of `needles`.
-fn assert_one_line_error(o: &Outcome, code: i32, needles: &[&str]) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.code, Some(code), "exit status; stderr: {err}");
-    assert_eq!(err.lines().count(), 1, "expected one line, got: {err}");
-    assert!(err.starts_with("aarchx: "), "{err}");
-    for n in needles {
-        assert!(err.contains(n), "`{n}` missing from: {err}");
-    }
-    assert!(!err.contains("panicked"), "{err}");
 }
 
 /// A minimal x86-64 PIE whose PT_INTERP names `interp`: one read-execute

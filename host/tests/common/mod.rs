@@ -71,3 +71,21 @@ pub fn guest_programs() -> Vec<(String, Vec<String>)> {
         })
         .collect()
 }
+
+/// Asserts a single-line error on stderr, `aarchx: ...`, containing every
+/// one of `needles`, with exit status `code`.
+pub fn assert_one_line_error(o: &Outcome, code: i32, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.code, Some(code), "exit status; stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "expected one line, got: {err}");
+    assert!(err.starts_with("aarchx: "), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "`{n}` missing from: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A path as text (test temp paths are UTF-8).
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().expect("utf-8 temp path")
+}
