@@ -90,6 +90,16 @@ impl Engine {
         }
     }
 
+    /// Bytes of arm64 code generated since the JIT's cache was last reset,
+    /// when the JIT runs.
+    pub fn code_bytes(&self) -> Option<usize> {
+        match self {
+            Engine::Interp => None,
+            #[cfg(target_arch = "aarch64")]
+            Engine::Jit { jit, .. } => Some(jit.code_bytes()),
+        }
+    }
+
     /// The verify-mode summary line, if verify mode is on.
     pub fn summary(&self) -> Option<String> {
         match self {

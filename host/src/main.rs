@@ -39,6 +39,9 @@ Environment:
   AARCHX_LOG      Log filter for aarchx's own messages on stderr, e.g.
                   `debug` or `aarchx=trace` (quiet by default).
   AARCHX_ROOTFS   The guest root when --rootfs is not given.
+  AARCHX_STATS    When set, print one `aarchx-stats:` line at exit: regions
+                  translated, guest and IR instructions, translation time
+                  and (JIT) arm64 code bytes.
   AARCHX_QEMU     The qemu-aarch64 to re-enter an aarch64 aarchx through
                   when the host cannot execute it directly (no binfmt_misc);
                   default: qemu-aarch64 from PATH.

@@ -49,13 +49,14 @@ impl RunError {
 }
 
 /// Translated regions by guest entry address, and what translating them
-/// produced.
+/// produced and cost.
 #[derive(Default)]
 struct Cache {
     regions: HashMap<u64, Rc<Region>>,
     translated: u64,
     guest_insns: u64,
     ir_insts: u64,
+    translate_ns: u128,
 }
 
 impl Cache {
@@ -68,7 +69,9 @@ impl Cache {
         if let Some(r) = self.regions.get(&rip) {
             return Ok(r.clone());
         }
+        let started = std::time::Instant::now();
         let region = Rc::new(pipeline.translate(rip, mem)?);
+        self.translate_ns += started.elapsed().as_nanos();
         self.translated += 1;
         self.guest_insns += region.guest_insns().count() as u64;
         self.ir_insts += region.blocks.iter().map(|b| b.insts.len() as u64).sum::<u64>();
@@ -120,18 +123,12 @@ pub fn run(
         let region = cache.get_or_translate(state.rip, &mut pipeline, &process.mem)?;
         tracing::trace!(target: "aarchx::exec", "{:#x}", state.rip);
         let exit = engine.execute(&region, &mut state, &mut process);
-        let exit = exit.inspect_err(|_| report_summary(&engine, &pipeline))?;
+        let exit = exit.inspect_err(|_| report_summary(&engine, &pipeline, &cache))?;
         match exit {
             RegionExit::Jump { kind: ExitKind::Syscall } => match syscall::syscall(&mut process, &mut state) {
                 SyscallOutcome::Continue => {}
                 SyscallOutcome::Exit(status) => {
-                    report_summary(&engine, &pipeline);
-                    tracing::debug!(
-                        regions = cache.translated,
-                        guest_insns = cache.guest_insns,
-                        ir_insts = cache.ir_insts,
-                        "translation totals"
-                    );
+                    report_summary(&engine, &pipeline, &cache);
                     return Ok(status as u8);
                 }
                 SyscallOutcome::CodeChanged { start, len } => {
@@ -141,7 +138,7 @@ pub fn run(
             },
             RegionExit::Jump { .. } => {}
             RegionExit::Trap { kind } => {
-                report_summary(&engine, &pipeline);
+                report_summary(&engine, &pipeline, &cache);
                 die_of(kind, &state)
             }
         }
@@ -149,13 +146,26 @@ pub fn run(
 }
 
 /// Prints verify mode's totals, when it is on, and the plugin passes
-/// skipped after failures.
-fn report_summary(engine: &Engine, pipeline: &Pipeline) {
+/// skipped after failures; logs the translation totals at debug level and,
+/// with `AARCHX_STATS` set, prints them as one `aarchx-stats:` line (what
+/// the benchmark harness reads).
+fn report_summary(engine: &Engine, pipeline: &Pipeline, cache: &Cache) {
     if let Some(line) = engine.summary() {
         eprintln!("{line}");
     }
     for line in pipeline.summary() {
         eprintln!("{line}");
+    }
+    let mut stats = format!(
+        "regions={} guest_insns={} ir_insts={} translate_ns={}",
+        cache.translated, cache.guest_insns, cache.ir_insts, cache.translate_ns
+    );
+    if let Some(bytes) = engine.code_bytes() {
+        stats.push_str(&format!(" code_bytes={bytes}"));
+    }
+    tracing::debug!("translation totals: {stats}");
+    if std::env::var_os("AARCHX_STATS").is_some_and(|v| !v.is_empty()) {
+        eprintln!("aarchx-stats: {stats}");
     }
 }
 

@@ -124,3 +124,16 @@ fn set_overrides_a_pass_option() {
     let form = run(&mut aarchx(&["--set", "nodot", path_str(&hello)]));
     assert_one_line_error(&form, 2, &["PASS.OPTION=VALUE"]);
 }
+
+#[test]
+fn stats_line_reports_translation() {
+    let hello = common::guest_dir().join("static/hello");
+    let o = run(aarchx(&[path_str(&hello)]).env("AARCHX_STATS", "1"));
+    assert_eq!(o.code, Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = err.lines().find(|l| l.starts_with("aarchx-stats: ")).unwrap_or_else(|| panic!("no stats in: {err}"));
+    // hello.S is two regions: its write and its exit_group system calls.
+    assert!(line.contains("regions=2 "), "{line}");
+    let quiet = run(&mut aarchx(&[path_str(&hello)]));
+    assert!(quiet.stderr.is_empty(), "stats printed without AARCHX_STATS");
+}

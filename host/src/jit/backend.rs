@@ -106,6 +106,12 @@ impl Jit {
         self.cache.range()
     }
 
+    /// Bytes of block code in the cache since the last [`Jit::reset`]
+    /// (the trampoline not counted).
+    pub fn code_bytes(&self) -> usize {
+        self.cache.next_addr() - self.blocks_start
+    }
+
     /// Sets how many chained transitions one [`Jit::run`] may take before
     /// returning to Rust (at least 1).
     pub fn set_chain_budget(&mut self, budget: u64) {
