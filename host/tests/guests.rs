@@ -9,27 +9,9 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{arm64_aarchx, guest_dir, guest_programs, host_aarchx, repo_root, run, Outcome};
-
-/// qemu-aarch64 reports a guest killed by a signal on stderr
-/// ("qemu: uncaught target signal 8 ..."); that line is qemu's, not ours.
-fn without_qemu_notes(mut o: Outcome) -> Outcome {
-    let text = String::from_utf8_lossy(&o.stderr).into_owned();
-    let kept: Vec<&str> =
-        text.split_inclusive('\n').filter(|l| !l.starts_with("qemu: uncaught target signal")).collect();
-    o.stderr = kept.concat().into_bytes();
-    o
-}
-
-fn describe(o: &Outcome) -> String {
-    format!(
-        "code {:?} signal {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        o.code,
-        o.signal,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{
+    arm64_aarchx, describe, guest_dir, guest_programs, host_aarchx, repo_root, run, without_qemu_notes, Outcome,
+};
 
 /// Verify mode's summary line ("aarchx: verify: N blocks, M executions
 /// checked, K mismatches") is removed from stderr; it must be there and

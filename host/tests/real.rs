@@ -14,7 +14,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use common::{arm64_aarchx, host_aarchx, repo_root, run, Outcome};
+use common::{arm64_aarchx, describe, host_aarchx, repo_root, run, without_qemu_notes, Outcome};
 
 /// The fixed search path the cases run with.
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -67,15 +67,6 @@ fn installed(program: &str) -> bool {
     std::env::split_paths(PATH).any(|dir| dir.join(program).is_file())
 }
 
-/// qemu-aarch64's own notes on stderr are not the guest's.
-fn without_qemu_notes(mut o: Outcome) -> Outcome {
-    let text = String::from_utf8_lossy(&o.stderr).into_owned();
-    let kept: Vec<&str> =
-        text.split_inclusive('\n').filter(|l| !l.starts_with("qemu: uncaught target signal")).collect();
-    o.stderr = kept.concat().into_bytes();
-    o
-}
-
 /// A way to run aarchx: a name and a command prefix.
 struct Engine {
     name: &'static str,
@@ -121,16 +112,6 @@ fn run_in(case: &Case, dir: &Path, prefix: &[PathBuf]) -> Outcome {
         .env("PATH", PATH)
         .env_remove("AARCHX_LOG");
     run(&mut cmd)
-}
-
-fn describe(o: &Outcome) -> String {
-    format!(
-        "code {:?} signal {:?}\n--- stdout ---\n{}--- stderr ---\n{}",
-        o.code,
-        o.signal,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// How one case went under one engine.

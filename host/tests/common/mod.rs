@@ -89,3 +89,25 @@ pub fn assert_one_line_error(o: &Outcome, code: i32, needles: &[&str]) {
 pub fn path_str(p: &Path) -> &str {
     p.to_str().expect("utf-8 temp path")
 }
+
+/// qemu-aarch64 reports a guest killed by a signal on stderr
+/// ("qemu: uncaught target signal 8 ..."); that line is qemu's, not the
+/// guest's, and is removed before comparing.
+pub fn without_qemu_notes(mut o: Outcome) -> Outcome {
+    let text = String::from_utf8_lossy(&o.stderr).into_owned();
+    let kept: Vec<&str> =
+        text.split_inclusive('\n').filter(|l| !l.starts_with("qemu: uncaught target signal")).collect();
+    o.stderr = kept.concat().into_bytes();
+    o
+}
+
+/// An outcome as text, for a failure message.
+pub fn describe(o: &Outcome) -> String {
+    format!(
+        "code {:?} signal {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        o.code,
+        o.signal,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}

@@ -74,6 +74,13 @@ impl Format {
         )
     }
 
+    /// Whether the text form writes the instruction's type (`op.T`): the
+    /// type of `get`/`set` comes from the register, and control flow,
+    /// calls and markers have none.
+    pub fn has_type_suffix(self) -> bool {
+        !matches!(self, Format::Get | Format::Set | Format::Call | Format::Mark) && !self.is_terminator()
+    }
+
     /// How many of `args` are value operands.
     pub fn value_args(self) -> usize {
         match self {

@@ -117,19 +117,7 @@ fn parse_inst(body: &str) -> Result<(InstData, [Option<u32>; 3]), String> {
     let mut data = InstData { op, ty: ty.unwrap_or(Type::I64), aux: 0, args: [0; 3] };
     let mut refs = [None; 3];
 
-    let needs_type = !matches!(
-        format,
-        Format::Get
-            | Format::Set
-            | Format::Call
-            | Format::Mark
-            | Format::Jump
-            | Format::Brif
-            | Format::Exit
-            | Format::ExitIndirect
-            | Format::Trap
-    );
-    if needs_type && ty.is_none() {
+    if format.has_type_suffix() && ty.is_none() {
         return Err(alloc::format!("`{opname}` needs a type suffix"));
     }
     // A leading keyword operand, for the formats that have one.
