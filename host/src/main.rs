@@ -16,7 +16,8 @@ aarchx: run an x86-64 Linux program on this machine by dynamic binary translatio
 Usage: aarchx [OPTIONS] [--] PROGRAM [ARGS...]
 
 Options:
-  --policy FILE   Translation policy (a RON file; see docs/policies.md).
+  --policy FILE   Translation policy: a RON file, or a Lua script (a name
+                  ending in .lua) that computes one; see docs/policies.md.
                   Default: the built-in policies/default.ron.
   --set PASS.OPTION=VALUE
                   Override one option of a pass the policy lists (VALUE:
@@ -52,7 +53,8 @@ Exit status:
   2    usage error, a policy that does not load or validate, or a guest
        root that does not exist or is not a directory
   3    verify mode found a translated block that disagrees with the interpreter
-  4    translation failed (a pass failed or produced invalid IR)
+  4    translation failed (a pass failed or produced invalid IR, or a Lua
+       policy's on_region hook failed)
   126  PROGRAM is not a runnable x86-64 ELF executable, or its dynamic
        loader is not in the guest root
   127  PROGRAM was not found
@@ -150,7 +152,7 @@ fn main() -> ExitCode {
     };
     aarchx::syscall::init_exec(options.policy.as_deref(), &options.sets);
     let policy = match &options.policy {
-        Some(p) => policy::load(p),
+        Some(p) => policy::load(p, &program, &args),
         None => Ok(policy::builtin_default()),
     };
     let policy = policy.and_then(|mut p| {

@@ -5,7 +5,9 @@
 //! ([`load`], [`parse`], [`builtin_default`]), the errors a policy file can
 //! have ([`PolicyError`], each one line naming `file:line:column`), and
 //! checking a policy against the registry of known passes
-//! ([`Policy::validate`]). A later Lua front end fills the same struct.
+//! ([`Policy::validate`]). The Lua front end ([`lua`]) fills the same
+//! struct from a script; [`load`] picks the front end by the file's
+//! extension.
 //!
 //! The RON syntax (see `policies/*.ron`):
 //!
@@ -30,7 +32,10 @@
 //! plugin files whose passes the pass list may name (see docs/plugins.md):
 //! `plugins: [(path: "libmy_pass.so", on_failure: Skip)]`.
 
+pub mod lua;
+
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -75,6 +80,10 @@ pub struct Policy {
     /// error messages.
     #[serde(skip)]
     pub origin: String,
+    /// A Lua policy's `on_region` hook: which passes to leave out of one
+    /// region.
+    #[serde(skip)]
+    pub region_hook: Option<lua::RegionHook>,
 }
 
 /// The memory model a policy asks for.
@@ -208,18 +217,27 @@ pub struct EntrySource {
     pub options: BTreeMap<String, Location>,
 }
 
-/// A line and column in a policy's text, both counted from 1.
+/// A line and column in a policy's text, both counted from 1. A Lua
+/// script's errors know the line only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Location {
     pub line: u32,
-    pub column: u32,
+    pub column: Option<u32>,
 }
 
 impl Location {
     fn new(line: usize, column: usize) -> Location {
-        let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-        Location { line: clamp(line), column: clamp(column) }
+        Location { line: clamp(line), column: Some(clamp(column)) }
     }
+
+    /// A line without a column.
+    pub fn line(line: usize) -> Location {
+        Location { line: clamp(line), column: None }
+    }
+}
+
+fn clamp(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Where an error is: the policy's origin and, when known, a position.
@@ -232,7 +250,8 @@ pub struct Place {
 impl fmt::Display for Place {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.at {
-            Some(l) => write!(f, "{}:{}:{}", self.origin, l.line, l.column),
+            Some(Location { line, column: Some(column) }) => write!(f, "{}:{line}:{column}", self.origin),
+            Some(Location { line, column: None }) => write!(f, "{}:{line}", self.origin),
             None => f.write_str(&self.origin),
         }
     }
@@ -251,6 +270,10 @@ pub enum PolicyError {
     /// RON syntax, unknown fields and variants, wrong value types.
     #[error("{at}: {message}")]
     Syntax { at: Place, message: String },
+    /// A Lua policy script that does not compile, fails while it runs, or
+    /// returns something other than a policy table.
+    #[error("{at}: {message}")]
+    Lua { at: Place, message: String },
     #[error("{at}: the policy lists no passes; the first must be a decode-stage pass such as `decode`")]
     NoPasses { at: Place },
     #[error("{at}: unknown pass `{name}`; known passes: {known}")]
@@ -292,11 +315,17 @@ impl fmt::Debug for ValidatedPass<'_> {
     }
 }
 
-/// Reads and parses the policy file at `path`.
-pub fn load(path: &Path) -> Result<Policy, PolicyError> {
+/// Reads the policy file at `path`: a Lua script if its name ends in
+/// `.lua` (run with the guest's `program` and `args`, see [`lua`]), RON
+/// otherwise.
+pub fn load(path: &Path, program: &Path, args: &[OsString]) -> Result<Policy, PolicyError> {
     let origin = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read { path: origin.clone(), source })?;
-    parse(&text, &origin)
+    if path.extension().is_some_and(|e| e == "lua") {
+        lua::run_script(&text, &origin, &lua::Invocation { program, args })
+    } else {
+        parse(&text, &origin)
+    }
 }
 
 /// The built-in default policy (`policies/default.ron`).
@@ -562,7 +591,7 @@ fn offset_of(text: &str, l: Location) -> Option<usize> {
     for _ in 1..l.line {
         start += text[start..].find('\n')? + 1;
     }
-    Some((start + (l.column as usize).saturating_sub(1)).min(text.len()))
+    Some((start + (l.column.unwrap_or(1) as usize).saturating_sub(1)).min(text.len()))
 }
 
 /// Line and column (from 1, column in characters) of a byte offset.
@@ -748,7 +777,7 @@ mod tests {
             if path.extension().and_then(|e| e.to_str()) != Some("ron") {
                 continue;
             }
-            let policy = load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let policy = load(&path, Path::new("prog"), &[]).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(policy.passes[0].name, "decode", "{}", path.display());
             policy.validate(&Registry::builtin(aarchx_passes::BUILTIN)).unwrap_or_else(|e| panic!("{e}"));
             n += 1;
@@ -764,11 +793,11 @@ mod tests {
         assert_eq!(d.cpu_level, CpuLevel::V1);
         assert_eq!(d.verify, None);
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");
-        let ordered = load(&dir.join("ordered.ron")).unwrap();
+        let ordered = load(&dir.join("ordered.ron"), Path::new("prog"), &[]).unwrap();
         assert_eq!(ordered.translation_config().memory_model, MemoryModel::Ordered);
         assert!(!ordered.tso_vector);
-        assert_eq!(load(&dir.join("interp.ron")).unwrap().backend, Backend::Interp);
-        let verify = load(&dir.join("verify.ron")).unwrap().verify.unwrap();
+        assert_eq!(load(&dir.join("interp.ron"), Path::new("prog"), &[]).unwrap().backend, Backend::Interp);
+        let verify = load(&dir.join("verify.ron"), Path::new("prog"), &[]).unwrap().verify.unwrap();
         assert_eq!(verify, VerifySettings { first: 4, every: 64, on_mismatch: OnMismatch::Exit });
     }
 
@@ -883,8 +912,8 @@ mod tests {
     fn entries_located_despite_comments_and_strings() {
         let text = "(\n // passes: [(name: \"x\")]\n passes: [ /* ( */\n  (name: \"a)\", options: {\"k\": r#\"(\"#}),\n  (name: \"b\"),\n ],\n)";
         let p = parse(text, "t").unwrap();
-        assert_eq!(p.passes[0].source.at, Some(Location { line: 4, column: 10 }));
-        assert_eq!(p.passes[0].source.options["k"], Location { line: 4, column: 26 });
-        assert_eq!(p.passes[1].source.at, Some(Location { line: 5, column: 10 }));
+        assert_eq!(p.passes[0].source.at, Some(Location::new(4, 10)));
+        assert_eq!(p.passes[0].source.options["k"], Location::new(4, 26));
+        assert_eq!(p.passes[1].source.at, Some(Location::new(5, 10)));
     }
 }

@@ -57,6 +57,9 @@ struct Cache {
     guest_insns: u64,
     ir_insts: u64,
     translate_ns: u128,
+    /// Dispatcher look-ups per guest address, kept only for a policy's
+    /// region hook (its regions' execution counts).
+    lookups: Option<HashMap<u64, u64>>,
 }
 
 impl Cache {
@@ -66,11 +69,16 @@ impl Cache {
         pipeline: &mut Pipeline,
         mem: &GuestMemory,
     ) -> Result<Rc<Region>, TranslateError> {
+        let executions = self.lookups.as_mut().map_or(0, |l| {
+            let n = l.entry(rip).or_default();
+            *n += 1;
+            *n - 1
+        });
         if let Some(r) = self.regions.get(&rip) {
             return Ok(r.clone());
         }
         let started = std::time::Instant::now();
-        let region = Rc::new(pipeline.translate(rip, mem)?);
+        let region = Rc::new(pipeline.translate(rip, mem, executions)?);
         self.translate_ns += started.elapsed().as_nanos();
         self.translated += 1;
         self.guest_insns += region.guest_insns().count() as u64;
@@ -104,7 +112,7 @@ pub fn run(
 ) -> Result<u8, RunError> {
     let registry = Registry::with_plugins(aarchx_passes::BUILTIN, &policy.plugins, policy.base_dir())?;
     let passes = policy.validate(&registry)?;
-    let mut pipeline = Pipeline::new(&passes, policy.translation_config())?;
+    let mut pipeline = Pipeline::new(&passes, policy.translation_config(), policy.region_hook.clone())?;
     let mut engine = Engine::new(policy)?;
     let mut argv: Vec<OsString> = vec![argv0.unwrap_or(program.as_os_str()).to_owned()];
     argv.extend(args.iter().cloned());
@@ -118,7 +126,7 @@ pub fn run(
     let loaded = loader::load(program, &argv, &envp, root)?;
     let mut state = loaded.initial_state();
     let mut process = Process::new(loaded, root.clone());
-    let mut cache = Cache::default();
+    let mut cache = Cache { lookups: pipeline.has_region_hook().then(HashMap::new), ..Cache::default() };
     loop {
         let region = cache.get_or_translate(state.rip, &mut pipeline, &process.mem)?;
         tracing::trace!(target: "aarchx::exec", "{:#x}", state.rip);

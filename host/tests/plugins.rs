@@ -129,7 +129,11 @@ fn wrong_abi_version() {
     assert_error(
         &o,
         2,
-        &format!("plugin {}: built for plugin ABI version 99, but this aarchx speaks version 1", file(&so)),
+        &format!(
+            "plugin {}: built for plugin ABI version 99, but this aarchx speaks version {}",
+            file(&so),
+            aarchx_plugin_abi::ABI_VERSION
+        ),
     );
 }
 

@@ -14,7 +14,9 @@
 //! - [`float`]: scalar and vector float ops with x86 NaN rules.
 //! - [`vector`]: integer vector lanes, shuffles, packs and lane moves.
 //! - [`regions`]: whole regions: control flow, memory, atomics, state.
+//! - [`count`]: instrumentation counters.
 
+mod count;
 mod float;
 mod int;
 mod regions;

@@ -194,3 +194,7 @@ fn eval<M: Machine>(region: &Region, d: &InstData, state: &mut GuestState, machi
         }
     }
 }
+        Opcode::Count => {
+            crate::counters::add(d.args[0], u64::from(d.args[1]));
+            0
+        }

@@ -1,17 +1,20 @@
 //! A pass of a native plugin behind the [`Pass`] trait: each run encodes
 //! the region, calls the plugin's `run`, decodes what it wrote and runs the
 //! verifier on it. The region is replaced only when all of that succeeds,
-//! so a failed run leaves it as it was (which `skip` relies on).
+//! so a failed run leaves it as it was (which `skip` relies on). At exit,
+//! `finish` hands the instance its counters and decodes its report.
 
 use std::ffi::c_void;
 use std::sync::Arc;
 
 use aarchx_ir::verify::verify;
 use aarchx_ir::Region;
-use aarchx_pass::{GuestCode, MemoryModel, Options, Pass, PassContext, PassError};
-use aarchx_plugin_abi::descriptor::{CreateFn, DestroyFn, RunFn};
+use aarchx_pass::{GuestCode, MemoryModel, Options, Pass, PassContext, PassError, Report};
+use aarchx_plugin_abi::descriptor::{CreateFn, DestroyFn, FinishFn, RunFn};
 use aarchx_plugin_abi::options::encode_options;
-use aarchx_plugin_abi::{decode_region, encode_region, OutBuf, PassDescriptor, RunContext, STATUS_ERROR, STATUS_OK};
+use aarchx_plugin_abi::{
+    decode_region, decode_report, encode_region, OutBuf, PassDescriptor, RunContext, STATUS_ERROR, STATUS_OK,
+};
 
 use super::load::{Plugin, PluginError};
 
@@ -22,13 +25,14 @@ pub struct PluginPass {
     create: CreateFn,
     run: RunFn,
     destroy: DestroyFn,
+    finish: FinishFn,
 }
 
 impl PluginPass {
     /// The pass `desc` describes; its functions stay valid while `plugin`
     /// is loaded, which the returned value guarantees by holding it.
     pub fn new(plugin: Arc<Plugin>, name: String, desc: &PassDescriptor) -> PluginPass {
-        PluginPass { plugin, name, create: desc.create, run: desc.run, destroy: desc.destroy }
+        PluginPass { plugin, name, create: desc.create, run: desc.run, destroy: desc.destroy, finish: desc.finish }
     }
 
     pub fn plugin(&self) -> &Arc<Plugin> {
@@ -50,7 +54,13 @@ impl PluginPass {
                 message: one_line(&err),
             });
         }
-        Ok(NativePass { _plugin: self.plugin.clone(), run: self.run, destroy: self.destroy, instance })
+        Ok(NativePass {
+            _plugin: self.plugin.clone(),
+            run: self.run,
+            destroy: self.destroy,
+            finish: self.finish,
+            instance,
+        })
     }
 }
 
@@ -60,6 +70,7 @@ pub struct NativePass {
     _plugin: Arc<Plugin>,
     run: RunFn,
     destroy: DestroyFn,
+    finish: FinishFn,
     instance: *mut c_void,
 }
 
@@ -78,15 +89,40 @@ impl Pass for NativePass {
         // SAFETY: `run` and `instance` are the plugin's, valid while
         // `self.plugin` is loaded; every pointer passed outlives the call.
         let status = unsafe { (self.run)(self.instance, &rcx, input.as_ptr(), input.len(), &mut out) };
-        match status {
-            STATUS_OK => {}
-            STATUS_ERROR => return Err(PassError(one_line(&output))),
-            other => return Err(PassError(format!("returned unknown status {other}"))),
-        }
-        let result = decode_region(&output).map_err(|e| PassError(format!("returned an unreadable region: {e}")))?;
-        verify(&result).map_err(|e| PassError(format!("returned IR the verifier rejects: {e}")))?;
-        *region = result;
+        *region = region_from_output(status, &output)?;
         Ok(())
+    }
+
+    fn finish(&mut self, counters: &[u64]) -> Result<Report, PassError> {
+        let mut output = Vec::new();
+        let mut out = out_buf(&mut output);
+        // SAFETY: `finish` and `instance` are the plugin's, valid while
+        // `self.plugin` is loaded; `counters` and `out` outlive the call.
+        let status = unsafe { (self.finish)(self.instance, counters.as_ptr(), counters.len(), &mut out) };
+        report_from_output(status, &output)
+    }
+}
+
+/// What a plugin's `run` returned (native or WASM): the decoded and
+/// verified region, or the failure.
+pub(super) fn region_from_output(status: i32, output: &[u8]) -> Result<Region, PassError> {
+    match status {
+        STATUS_OK => {}
+        STATUS_ERROR => return Err(PassError(one_line(output))),
+        other => return Err(PassError(format!("returned unknown status {other}"))),
+    }
+    let result = decode_region(output).map_err(|e| PassError(format!("returned an unreadable region: {e}")))?;
+    verify(&result).map_err(|e| PassError(format!("returned IR the verifier rejects: {e}")))?;
+    Ok(result)
+}
+
+/// What a plugin's `finish` returned (native or WASM): the decoded report,
+/// or the failure.
+pub(super) fn report_from_output(status: i32, output: &[u8]) -> Result<Report, PassError> {
+    match status {
+        STATUS_OK => decode_report(output).map_err(|e| PassError(format!("returned an unreadable report: {e}"))),
+        STATUS_ERROR => Err(PassError(one_line(output))),
+        other => Err(PassError(format!("returned unknown status {other}"))),
     }
 }
 

@@ -20,7 +20,7 @@ pub const ENTRY_SYMBOL: &[u8] = b"aarchx_plugin_v1\0";
 pub const PLUGIN_MAGIC: u32 = u32::from_le_bytes(*b"AXPL");
 
 /// The version of the layouts in this module. Any change to them bumps it.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// A run or create call that succeeded.
 pub const STATUS_OK: i32 = 0;
@@ -138,6 +138,13 @@ pub type RunFn = unsafe extern "C" fn(
 /// Frees an instance made by [`CreateFn`].
 pub type DestroyFn = unsafe extern "C" fn(instance: *mut c_void);
 
+/// Reports on an instance when the guest ends: `counters` points at `n`
+/// u64, the final values of the instance's counters in its own numbering.
+/// On [`STATUS_OK`] the report was written to `out` in the encoding of
+/// module [`report`](crate::report); on [`STATUS_ERROR`] a message was.
+pub type FinishFn =
+    unsafe extern "C" fn(instance: *mut c_void, counters: *const u64, n: usize, out: *mut OutBuf) -> i32;
+
 /// One pass a plugin provides.
 #[repr(C)]
 pub struct PassDescriptor {
@@ -158,6 +165,8 @@ pub struct PassDescriptor {
     pub create: CreateFn,
     pub run: RunFn,
     pub destroy: DestroyFn,
+    /// Called at most once per instance, before `destroy`.
+    pub finish: FinishFn,
 }
 
 /// What [`ENTRY_SYMBOL`] returns.
@@ -211,7 +220,7 @@ mod tests {
         assert_eq!(size_of::<Str>(), 16);
         assert_eq!(size_of::<PluginDescriptor>(), 24);
         assert_eq!(offset_of!(PluginDescriptor, passes), 16);
-        assert_eq!(size_of::<PassDescriptor>(), 112);
+        assert_eq!(size_of::<PassDescriptor>(), 120);
         assert_eq!(offset_of!(PassDescriptor, version), 16);
         assert_eq!(offset_of!(PassDescriptor, doc), 24);
         assert_eq!(offset_of!(PassDescriptor, options), 40);
@@ -219,6 +228,7 @@ mod tests {
         assert_eq!(offset_of!(PassDescriptor, after), 72);
         assert_eq!(offset_of!(PassDescriptor, create), 88);
         assert_eq!(offset_of!(PassDescriptor, destroy), 104);
+        assert_eq!(offset_of!(PassDescriptor, finish), 112);
         assert_eq!(size_of::<OptionDescriptor>(), 64);
         assert_eq!(offset_of!(OptionDescriptor, default_int), 24);
         assert_eq!(offset_of!(OptionDescriptor, default_str), 32);

@@ -24,7 +24,7 @@ pub const IR_MAGIC: [u8; 4] = *b"AXIR";
 
 /// The version of this encoding and of the op and type numbering. Bumped
 /// whenever an opcode or type byte changes meaning.
-pub const IR_ENCODING_VERSION: u32 = 1;
+pub const IR_ENCODING_VERSION: u32 = 2;
 
 const HEADER: usize = 24;
 const INST: usize = 16;

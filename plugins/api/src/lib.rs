@@ -15,6 +15,7 @@ extern crate alloc;
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
+use alloc::vec::Vec;
 
 pub use aarchx_ir as ir;
 use aarchx_ir::Region;
@@ -157,9 +158,37 @@ pub struct PassInfo {
     pub create: fn(&Options) -> Box<dyn Pass>,
 }
 
+/// What a pass reports when the guest ends: a text for stderr, and
+/// optionally a file for the host to write. A pass never does I/O itself,
+/// so the same pass works as a native and as a WASM plugin.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Printed on stderr as given (each line should start `aarchx: NAME: `).
+    pub text: String,
+    pub file: Option<ReportFile>,
+}
+
+/// A file a pass asks the host to write at exit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReportFile {
+    /// Where, usually from one of the pass's options; relative paths are
+    /// taken from aarchx's working directory.
+    pub path: String,
+    pub bytes: Vec<u8>,
+}
+
 /// A pass over one region.
 pub trait Pass {
     /// Transforms `region` in place. The decode stage receives an empty
     /// region with only its entry address set.
     fn run(&mut self, cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError>;
+
+    /// Called once when the guest ends (exit, exit_group or a guest fault)
+    /// with the final values of the counters this pass's `count`
+    /// instructions added to: `counters[i]` is counter `i` in the pass's own
+    /// numbering (zero for ids it never used). The default reports nothing.
+    fn finish(&mut self, counters: &[u64]) -> Result<Report, PassError> {
+        let _ = counters;
+        Ok(Report::default())
+    }
 }

@@ -50,7 +50,14 @@ pub enum Format {
     ExitIndirect,
     /// `trap KIND ADDR`.
     Trap,
+    /// `count [global] COUNTER, AMOUNT`: counter id in `args[0]`, amount in
+    /// `args[1]`, `aux` 1 once the host has made the id global (0: the id
+    /// is in the emitting pass's own numbering).
+    Count,
 }
+
+/// The `aux` of a `count` whose counter id the host has made global.
+pub const COUNT_GLOBAL: u16 = 1;
 
 impl Format {
     /// Whether instructions of this format end a block.
@@ -71,6 +78,7 @@ impl Format {
                 | Format::Exit
                 | Format::ExitIndirect
                 | Format::Trap
+                | Format::Count
         )
     }
 
@@ -78,13 +86,20 @@ impl Format {
     /// type of `get`/`set` comes from the register, and control flow,
     /// calls and markers have none.
     pub fn has_type_suffix(self) -> bool {
-        !matches!(self, Format::Get | Format::Set | Format::Call | Format::Mark) && !self.is_terminator()
+        !matches!(self, Format::Get | Format::Set | Format::Call | Format::Mark | Format::Count) && !self.is_terminator()
     }
 
     /// How many of `args` are value operands.
     pub fn value_args(self) -> usize {
         match self {
-            Format::Const | Format::Get | Format::Call | Format::Mark | Format::Jump | Format::Exit | Format::Trap => 0,
+            Format::Const
+            | Format::Get
+            | Format::Call
+            | Format::Mark
+            | Format::Count
+            | Format::Jump
+            | Format::Exit
+            | Format::Trap => 0,
             Format::Set | Format::Unary | Format::UnaryImm | Format::Load | Format::Brif | Format::ExitIndirect => 1,
             Format::Binary
             | Format::BinaryImm
@@ -291,6 +306,11 @@ declare_ops! {
     ExitIndirect = "exit_indirect", ExitIndirect;
     /// Raise a guest fault at the instruction at ADDR.
     Trap = "trap", Trap;
+    /// Add AMOUNT to instrumentation counter COUNTER (wrapping u64). A pass
+    /// numbers its counters from 0; after the pass the host rewrites each
+    /// to a `global` id in its counter table, whose values the pass gets at
+    /// exit (`Pass::finish`).
+    Count = "count", Count;
 }
 
 impl Opcode {
@@ -309,7 +329,10 @@ impl Opcode {
     /// Whether the instruction has an effect besides its result (so dead-code
     /// elimination must keep it).
     pub fn has_side_effect(self) -> bool {
-        matches!(self.format(), Format::Set | Format::Store | Format::AtomicRmw | Format::Call | Format::Mark)
+        matches!(
+            self.format(),
+            Format::Set | Format::Store | Format::AtomicRmw | Format::Call | Format::Mark | Format::Count
+        )
             || self == Opcode::AtomicCas
             || self.is_terminator()
     }

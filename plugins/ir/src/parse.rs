@@ -6,7 +6,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::cond::{ExitKind, FloatCond, Helper, IntCond, MemFlags, RmwOp, TrapKind};
-use crate::opcode::{Format, Opcode};
+use crate::opcode::{Format, Opcode, COUNT_GLOBAL};
 use crate::reg::Reg;
 use crate::region::{BlockData, InstData, Region, Value};
 use crate::types::Type;
@@ -140,6 +140,10 @@ fn parse_inst(body: &str) -> Result<(InstData, [Option<u32>; 3]), String> {
             }
             Some(flags.unwrap_or(MemFlags::Plain) as u16)
         }
+        Format::Count if words.first() == Some(&"global") => {
+            words.remove(0);
+            Some(COUNT_GLOBAL)
+        }
         _ => None,
     };
     if let Some(k) = keyword {
@@ -165,6 +169,14 @@ fn parse_inst(body: &str) -> Result<(InstData, [Option<u32>; 3]), String> {
             data.aux = parse_u64(w)
                 .and_then(|v| u16::try_from(v).ok())
                 .ok_or_else(|| alloc::format!("bad immediate `{w}`"))?;
+        }
+        Format::Count => {
+            for slot in 0..2 {
+                let w = take(&mut words)?;
+                data.args[slot] = parse_u64(w)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .ok_or_else(|| alloc::format!("bad counter operand `{w}`"))?;
+            }
         }
         Format::Jump => data.args[0] = parse_block(take(&mut words)?).ok_or("bad block name")?,
         Format::Brif => {
@@ -206,6 +218,8 @@ block0:
   v5 = extract_lane.f64x2 v0, 1
   v6 = atomic_rmw.i64 xchg v0, v1
   call cpuid
+  count 0, 3
+  count global 7, 1
   brif v3, block1, block2
 block1:
   exit_indirect ret v2

@@ -19,7 +19,7 @@ use alloc::vec;
 use core::fmt::{self, Write};
 
 use crate::cond::{ExitKind, FloatCond, Helper, IntCond, MemFlags, RmwOp, TrapKind};
-use crate::opcode::Format;
+use crate::opcode::{Format, COUNT_GLOBAL};
 use crate::region::{InstData, Region};
 
 /// Prints `region` in its text form.
@@ -80,6 +80,10 @@ fn write_inst(out: &mut dyn Write, d: &InstData, name: u32, names: &[u32]) -> fm
         Format::AtomicRmw => write!(out, "{op}.{ty} {} v{}, v{}", name_of(RmwOp::from_u16(aux)), val(0), val(1)),
         Format::Call => write!(out, "{op} {}", name_of(Helper::from_u16(aux))),
         Format::Mark => write!(out, "{op} {:#x}, {aux}", d.imm64()),
+        Format::Count => {
+            let scope = if aux == COUNT_GLOBAL { " global" } else { "" };
+            write!(out, "{op}{scope} {}, {}", d.args[0], d.args[1])
+        }
         Format::Jump => write!(out, "{op} block{}", d.args[0]),
         Format::Brif => write!(out, "{op} v{}, block{}, block{}", val(0), d.args[1], d.args[2]),
         Format::Exit => write!(out, "{op} {} {:#x}", name_of(ExitKind::from_u16(aux)), d.imm64()),

@@ -7,7 +7,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::cond::{ExitKind, FloatCond, Helper, IntCond, MemFlags, RmwOp, TrapKind};
-use crate::opcode::{Format, Opcode};
+use crate::opcode::{Format, Opcode, COUNT_GLOBAL};
 use crate::region::{InstData, Region, Value};
 use crate::types::Type;
 
@@ -202,6 +202,7 @@ fn check_types(region: &Region, d: &InstData) -> Result<(), String> {
         Format::Trap => known(TrapKind::from_u16(d.aux).is_some(), "trap kind")?,
         Format::Brif => expect(0, Type::I1)?,
         Format::Mark | Format::Jump => {}
+        Format::Count => known(d.aux <= COUNT_GLOBAL, "counter scope")?,
         Format::Unary => check_unary(d.op, ty, arg(0))?,
         Format::UnaryImm => {
             let a = arg(0);

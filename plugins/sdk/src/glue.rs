@@ -9,7 +9,7 @@ use core::ffi::c_void;
 
 use aarchx_pass::{GuestCode, MemoryModel, PassContext, TranslationConfig};
 use aarchx_plugin_abi::options::decode_options;
-use aarchx_plugin_abi::{decode_region, encode_region, OutBuf, RunContext, STATUS_ERROR, STATUS_OK};
+use aarchx_plugin_abi::{decode_region, encode_region, encode_report, OutBuf, RunContext, STATUS_ERROR, STATUS_OK};
 
 use crate::PluginPass;
 
@@ -58,13 +58,29 @@ pub unsafe extern "C" fn run<P: PluginPass>(
         pass.run(&PassContext { code: &code, config: &config }, &mut region).map_err(|e| e.0)?;
         Ok(encode_region(&region))
     });
-    let (status, bytes): (i32, Vec<u8>) = match result {
-        Ok(encoded) => (STATUS_OK, encoded),
-        Err(msg) => (STATUS_ERROR, msg.into_bytes()),
-    };
     // SAFETY: per this function's contract.
-    unsafe { write(out, &bytes) };
-    status
+    unsafe { answer(out, result) }
+}
+
+/// `finish`: hands the pass its counters and encodes its report.
+///
+/// # Safety
+/// `instance` came from [`create::<P>`] and is not in use elsewhere;
+/// `counters` points at `n` readable u64; `out` is valid.
+pub unsafe extern "C" fn finish<P: PluginPass>(
+    instance: *mut c_void,
+    counters: *const u64,
+    n: usize,
+    out: *mut OutBuf,
+) -> i32 {
+    // SAFETY: per this function's contract; a null pointer only comes with
+    // `n == 0`, which reads nothing.
+    let (pass, counters) = unsafe {
+        (&mut *instance.cast::<P>(), if n == 0 { &[][..] } else { core::slice::from_raw_parts(counters, n) })
+    };
+    let result = guard(|| pass.finish(counters).map(|r| encode_report(&r)).map_err(|e| e.0));
+    // SAFETY: per this function's contract.
+    unsafe { answer(out, result) }
 }
 
 /// `destroy`: drops an instance.
@@ -74,6 +90,20 @@ pub unsafe extern "C" fn run<P: PluginPass>(
 pub unsafe extern "C" fn destroy<P: PluginPass>(instance: *mut c_void) {
     // SAFETY: per this function's contract, we own the box again.
     drop(unsafe { Box::from_raw(instance.cast::<P>()) });
+}
+
+/// Writes `result`'s bytes or error message to `out`; returns the status.
+///
+/// # Safety
+/// `out` points at a valid [`OutBuf`].
+unsafe fn answer(out: *mut OutBuf, result: Result<Vec<u8>, String>) -> i32 {
+    let (status, bytes) = match result {
+        Ok(encoded) => (STATUS_OK, encoded),
+        Err(msg) => (STATUS_ERROR, msg.into_bytes()),
+    };
+    // SAFETY: per this function's contract.
+    unsafe { write(out, &bytes) };
+    status
 }
 
 /// Hands `bytes` to the host.

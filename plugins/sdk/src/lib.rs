@@ -74,6 +74,7 @@ pub const fn pass_descriptor<P: PluginPass>() -> PassDescriptor {
 /// The plugin descriptor for `passes`.
 pub const fn plugin_descriptor(passes: &'static [PassDescriptor]) -> PluginDescriptor {
     PluginDescriptor {
+        finish: glue::finish::<P>,
         magic: PLUGIN_MAGIC,
         abi_version: ABI_VERSION,
         ir_encoding_version: IR_ENCODING_VERSION,

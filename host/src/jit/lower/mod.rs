@@ -18,10 +18,13 @@
 //! One file per family: [`int`] (scalar integers, i128, conversions,
 //! select), [`float`] (x86 floating point, scalar and vector), [`vector`]
 //! (integer lanes and shape-changing ops), [`mem`] (guest state, memory,
-//! atomics, the journal) and [`term`] (`insn`, `call` and terminators).
+//! atomics, the journal), [`term`] (`insn`, `call` and terminators) and
+//! [`count`] (instrumentation counters).
 //! What is not lowered makes [`lower`] return [`Decline::Op`], and the
 //! dispatcher runs the region in the interpreter instead.
 
+mod alloc;
+mod count;
 mod float;
 mod frame;
 mod int;
@@ -206,6 +209,7 @@ impl<'r> Lowerer<'r> {
         }
         Ok(())
     }
+            O::Count => self.count_op(&d),
 
     /// Lowers one instruction of block `b`.
     fn inst(&mut self, v: Value, b: usize) -> Result<(), Decline> {
