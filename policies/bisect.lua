@@ -1,0 +1,51 @@
+-- Bisecting a miscompiled block by address range: the default pipeline,
+-- with the optimising passes switched off for every region whose start
+-- lies in [AARCHX_BISECT_LO, AARCHX_BISECT_HI) (hexadecimal or decimal).
+-- Halve the range until the guest misbehaves only when one region is in
+-- it; that region is the one a pass gets wrong.
+--
+--   AARCHX_BISECT_LO=0x401000 AARCHX_BISECT_HI=0x402000 \
+--       aarchx --policy policies/bisect.lua ./prog args
+--
+-- AARCHX_BISECT_PASSES names the passes to switch off (comma-separated;
+-- default: every pass after decode). AARCHX_BISECT_LOG=1 prints each
+-- region switched off on stderr.
+
+local lo = tonumber(os.getenv("AARCHX_BISECT_LO") or "0")
+local hi = tonumber(os.getenv("AARCHX_BISECT_HI") or "0")
+local log = os.getenv("AARCHX_BISECT_LOG") == "1"
+
+local passes = {
+  { name = "decode" },
+  { name = "dead-flags" },
+  { name = "dce" },
+  { name = "memory-order" },
+}
+
+local off = {}
+local wanted = os.getenv("AARCHX_BISECT_PASSES")
+if wanted then
+  for name in wanted:gmatch("[^,]+") do
+    off[#off + 1] = name
+  end
+else
+  for i = 2, #passes do
+    off[#off + 1] = passes[i].name
+  end
+end
+
+function on_region(r)
+  if r.start >= lo and r.start < hi then
+    if log then
+      print(string.format("bisect: %#x-%#x (%d insns) without %s", r.start, r.stop, r.insns, table.concat(off, ",")))
+    end
+    return off
+  end
+end
+
+return {
+  backend = "Jit",
+  memory_model = "Plain",
+  cpu_level = "V1",
+  passes = passes,
+}
