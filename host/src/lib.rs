@@ -18,6 +18,7 @@ pub mod mem;
 pub mod plugin;
 pub mod policy;
 pub mod run;
+pub mod signal;
 pub mod signals;
 pub mod syscall;
 pub mod translate;

@@ -822,35 +822,14 @@ fn size_of(ty: Type) -> usize {
 /// accesses at the same address.
 impl Machine for GuestMemory {
     fn load(&mut self, addr: u64, ty: Type) -> u128 {
-        let p = addr as usize as *const u8;
-        // SAFETY: runtime edge. Guest memory is identity-mapped: the guest
-        // address is the host address of the byte. A bad address faults as it
-        // would natively, which is the guest's fault; unaligned access is
-        // allowed on x86 and done with unaligned reads.
-        unsafe {
-            match size_of(ty) {
-                1 => u128::from(p.read()),
-                2 => u128::from(p.cast::<u16>().read_unaligned()),
-                4 => u128::from(p.cast::<u32>().read_unaligned()),
-                8 => u128::from(p.cast::<u64>().read_unaligned()),
-                _ => p.cast::<u128>().read_unaligned(),
-            }
-        }
+        // Identity-mapped: the guest address is the host address of the
+        // byte. A bad address is the guest's fault, which the probe
+        // catches and keeps for the interpreter (`crate::signal::probe`).
+        crate::signal::probe::load(addr, size_of(ty))
     }
 
     fn store(&mut self, addr: u64, ty: Type, bits: u128) {
-        let p = addr as usize as *mut u8;
-        // SAFETY: runtime edge, as in `load`: identity-mapped guest memory;
-        // a bad address faults as natively.
-        unsafe {
-            match size_of(ty) {
-                1 => p.write(bits as u8),
-                2 => p.cast::<u16>().write_unaligned(bits as u16),
-                4 => p.cast::<u32>().write_unaligned(bits as u32),
-                8 => p.cast::<u64>().write_unaligned(bits as u64),
-                _ => p.cast::<u128>().write_unaligned(bits),
-            }
-        }
+        crate::signal::probe::store(addr, size_of(ty), bits)
     }
 
     fn helper(&mut self, helper: Helper, state: &mut GuestState) {

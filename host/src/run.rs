@@ -7,10 +7,10 @@ use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::rc::Rc;
 
-use aarchx_ir::{ExitKind, GuestState, Region, TrapKind};
+use aarchx_ir::{ExitKind, Region};
 
 use crate::engine::{Engine, EngineError};
-use crate::interp::RegionExit;
+use crate::interp::{self, RegionExit};
 use crate::loader::rootfs::{Rootfs, RootfsError};
 use crate::loader::{self, LoadError};
 use crate::mem::GuestMemory;
@@ -18,6 +18,9 @@ use crate::plugin::{PluginError, Registry};
 use crate::policy::{Policy, PolicyError};
 use crate::syscall::{self, Process, SyscallOutcome};
 use crate::translate::{Pipeline, TranslateError};
+
+/// Length of the `syscall` instruction.
+const SYSCALL_LEN: u64 = 2;
 
 /// Why aarchx itself could not run the guest to completion.
 #[derive(Debug, thiserror::Error)]
@@ -128,13 +131,27 @@ pub fn run(
     let mut process = Process::new(loaded, root.clone());
     let mut cache = Cache { lookups: pipeline.has_region_hook().then(HashMap::new), ..Cache::default() };
     loop {
+        process.deliver_signals(&mut state);
+        exact_faults(&mut engine, &process);
         let region = cache.get_or_translate(state.rip, &mut pipeline, &process.mem)?;
         tracing::trace!(target: "aarchx::exec", "{:#x}", state.rip);
+        let entry = state;
         let exit = engine.execute(&region, &mut state, &mut process);
-        let exit = exit.inspect_err(|_| report_summary(&engine, &pipeline, &cache))?;
-        match exit {
+        let mut exit = exit.inspect_err(|_| report_summary(&engine, &pipeline, &cache))?;
+        if matches!(exit, RegionExit::Fault { from_jit: true, .. }) && process.catches_memory_faults() {
+            // Not exact from the JIT: the interpreter replays the region
+            // (run alone: see `exact_faults`) and stops at the fault.
+            state = entry;
+            exit = interp::run_region(&region, &mut state, &mut process.mem);
+        }
+        let fatal = match exit {
+            // A signal came first: its handler runs, then the system call.
+            RegionExit::Jump { kind: ExitKind::Syscall } if process.signal_ready() => {
+                state.rip -= SYSCALL_LEN;
+                None
+            }
             RegionExit::Jump { kind: ExitKind::Syscall } => match syscall::syscall(&mut process, &mut state) {
-                SyscallOutcome::Continue => {}
+                SyscallOutcome::Continue => None,
                 SyscallOutcome::Exit(status) => {
                     report_summary(&engine, &pipeline, &cache);
                     return Ok(status as u8);
@@ -142,14 +159,29 @@ pub fn run(
                 SyscallOutcome::CodeChanged { start, len } => {
                     cache.invalidate(start, len);
                     engine.invalidate(start, len);
+                    None
                 }
             },
-            RegionExit::Jump { .. } => {}
-            RegionExit::Trap { kind } => {
-                report_summary(&engine, &pipeline, &cache);
-                die_of(kind, &state)
-            }
+            RegionExit::Jump { .. } => None,
+            RegionExit::Trap { kind } => process.trap(&mut state, kind),
+            RegionExit::Fault { fault, .. } => process.fault(&mut state, fault),
+        };
+        if let Some(sig) = fatal {
+            report_summary(&engine, &pipeline, &cache);
+            crate::signals::die_with(sig);
         }
+    }
+}
+
+/// While the guest handles SIGSEGV or SIGBUS, each JIT run is one region
+/// (no chaining), so a fault in it can be replayed from the region's
+/// entry state.
+#[cfg_attr(not(target_arch = "aarch64"), allow(unused_variables, reason = "only the JIT chains"))]
+fn exact_faults(engine: &mut Engine, process: &Process) {
+    #[cfg(target_arch = "aarch64")]
+    if let Engine::Jit { jit, .. } = engine {
+        let exact = process.catches_memory_faults();
+        jit.set_chain_budget(if exact { 1 } else { crate::jit::DEFAULT_CHAIN_BUDGET });
     }
 }
 
@@ -175,18 +207,4 @@ fn report_summary(engine: &Engine, pipeline: &Pipeline, cache: &Cache) {
     if std::env::var_os("AARCHX_STATS").is_some_and(|v| !v.is_empty()) {
         eprintln!("aarchx-stats: {stats}");
     }
-}
-
-/// Ends this process the way the guest's fault would end it natively.
-/// Signal delivery to guest handlers comes with the signals work; until
-/// then a guest fault takes the default action.
-fn die_of(kind: TrapKind, state: &GuestState) -> ! {
-    let sig = match kind {
-        TrapKind::Ill => libc::SIGILL,
-        TrapKind::DivZero => libc::SIGFPE,
-        TrapKind::Breakpoint => libc::SIGTRAP,
-        TrapKind::Privileged | TrapKind::FetchFault => libc::SIGSEGV,
-    };
-    tracing::debug!(rip = format_args!("{:#x}", state.rip), "guest fault {kind}: signal {sig}");
-    crate::signals::die_with(sig)
 }

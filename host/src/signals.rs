@@ -1,6 +1,261 @@
-//! Host signal handling at the runtime's edge. For now: ending aarchx with
-//! the signal that killed the guest, so the parent sees the same status as
-//! for a native run. (Delivery to guest handlers comes with the signals work.)
+//! Host signal handling at the runtime's edge: the handlers aarchx
+//! installs on the host and the little state they share with the
+//! dispatcher, all of it atomics (a handler may touch nothing else).
+//!
+//! - Signals the guest handles: [`catch`] installs [`on_signal`], which
+//!   only records the signal and its siginfo as pending; the dispatcher
+//!   delivers it to the guest handler at the next safe point
+//!   ([`take_pending`]). It is installed without SA_RESTART, so a blocking
+//!   host system call returns EINTR and the syscall layer restarts it or
+//!   not as the guest's SA_RESTART says.
+//! - SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP always have [`on_fault`]: a
+//!   fault of a guest memory access, in the interpreter's probes
+//!   (`crate::signal::probe`) or in JIT code, is recorded and the host
+//!   context redirected (to the probe's landing pad; to the trampoline's
+//!   exit with the fault exit code and the stack pointer of the run's
+//!   entry). The same signals sent by a process are recorded as pending
+//!   like any other. Any other fault is aarchx's own: the handler restores
+//!   the default action and returns, so the access faults again and the
+//!   process dies of it.
+//! - [`die_with`]: ending aarchx with the signal that killed the guest.
+
+use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering::SeqCst};
+
+use crate::signal::frame::{Plain, Siginfo};
+use crate::signal::GuestFault;
+
+/// The fault signals [`on_fault`] owns.
+pub const FAULT_SIGNALS: [i32; 5] = [libc::SIGILL, libc::SIGTRAP, libc::SIGBUS, libc::SIGFPE, libc::SIGSEGV];
+
+/// Signals recorded by a handler and not yet delivered: bit `sig - 1`.
+static PENDING: AtomicU64 = AtomicU64::new(0);
+/// The siginfo of each recorded signal, as 16 words.
+static INFO: [[AtomicU64; 16]; 64] = [const { [const { AtomicU64::new(0) }; 16] }; 64];
+
+/// The last guest-access fault: signal (0 for none), si_code, address.
+static FAULT_SIG: AtomicI32 = AtomicI32::new(0);
+static FAULT_CODE: AtomicI32 = AtomicI32::new(0);
+static FAULT_ADDR: AtomicU64 = AtomicU64::new(0);
+
+/// The JIT run in progress: its code range (empty between runs), the
+/// trampoline's exit sequence and the address of the stack-pointer slot
+/// the trampoline filled on entry.
+static JIT_START: AtomicUsize = AtomicUsize::new(0);
+static JIT_END: AtomicUsize = AtomicUsize::new(0);
+static JIT_EXIT: AtomicUsize = AtomicUsize::new(0);
+static JIT_SP_SLOT: AtomicUsize = AtomicUsize::new(0);
+
+fn bit(sig: i32) -> u64 {
+    1 << (sig - 1)
+}
+
+/// Records `sig` with its siginfo as pending.
+///
+/// # Safety
+///
+/// `info` points at the kernel's siginfo for this delivery.
+unsafe fn record(sig: i32, info: *const libc::siginfo_t) {
+    if !(1..=64).contains(&sig) {
+        return;
+    }
+    // SAFETY: the kernel's siginfo is 128 bytes (16 words), readable.
+    let words = unsafe { std::slice::from_raw_parts(info.cast::<u64>(), 16) };
+    for (slot, w) in INFO[(sig - 1) as usize].iter().zip(words) {
+        slot.store(*w, SeqCst);
+    }
+    PENDING.fetch_or(bit(sig), SeqCst);
+}
+
+/// The handler of a signal the guest handles: records it.
+extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, _uc: *mut libc::c_void) {
+    // SAFETY: the kernel passes its siginfo (SA_SIGINFO).
+    unsafe { record(sig, info) };
+}
+
+/// The host pc and a way to move it, from the handler's context.
+#[cfg(target_arch = "aarch64")]
+mod context {
+    pub fn pc(uc: &libc::ucontext_t) -> usize {
+        uc.uc_mcontext.pc as usize
+    }
+    pub fn set_pc(uc: &mut libc::ucontext_t, pc: usize) {
+        uc.uc_mcontext.pc = pc as u64;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod context {
+    pub fn pc(uc: &libc::ucontext_t) -> usize {
+        uc.uc_mcontext.gregs[libc::REG_RIP as usize] as usize
+    }
+    pub fn set_pc(uc: &mut libc::ucontext_t, pc: usize) {
+        uc.uc_mcontext.gregs[libc::REG_RIP as usize] = pc as i64;
+    }
+}
+
+/// The handler of the fault signals (see the module comment).
+extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void) {
+    // SAFETY: with SA_SIGINFO the kernel passes its siginfo and the
+    // interrupted context, both valid for the handler's duration and not
+    // otherwise referenced.
+    let (info_ref, uc) = unsafe { (&*info, &mut *uc.cast::<libc::ucontext_t>()) };
+    if info_ref.si_code <= 0 {
+        // Sent by a process (kill, tgkill, sigqueue): an ordinary signal.
+        // SAFETY: as above.
+        unsafe { record(sig, info) };
+        return;
+    }
+    let memory = sig == libc::SIGSEGV || sig == libc::SIGBUS;
+    // SAFETY: for SIGSEGV and SIGBUS the kernel fills si_addr.
+    let addr = unsafe { info_ref.si_addr() } as u64;
+    let pc = context::pc(uc);
+    let (begin, end, landing) = crate::signal::probe::code_range();
+    let in_jit = (JIT_START.load(SeqCst)..JIT_END.load(SeqCst)).contains(&pc);
+    if memory && ((begin..end).contains(&pc) || in_jit) {
+        FAULT_CODE.store(info_ref.si_code, SeqCst);
+        FAULT_ADDR.store(addr, SeqCst);
+        FAULT_SIG.store(sig, SeqCst);
+        if in_jit {
+            leave_jit_code(uc);
+        } else {
+            context::set_pc(uc, landing);
+        }
+        return;
+    }
+    // aarchx's own fault: die of it.
+    // SAFETY: installs the default action (no handler code).
+    unsafe { libc::signal(sig, libc::SIG_DFL) };
+}
+
+/// Sends the interrupted JIT code to the trampoline's exit sequence with
+/// the fault exit code, the stack as the trampoline left it.
+#[cfg(target_arch = "aarch64")]
+fn leave_jit_code(uc: &mut libc::ucontext_t) {
+    // SAFETY: the slot is the `entry_sp` field of the live JIT context of
+    // the run in progress (registered by `jit_enter`), written by the
+    // trampoline before it branched to the block.
+    let sp = unsafe { *(JIT_SP_SLOT.load(SeqCst) as *const u64) };
+    uc.uc_mcontext.sp = sp;
+    uc.uc_mcontext.regs[0] = crate::jit::exit::fault_code();
+    context::set_pc(uc, JIT_EXIT.load(SeqCst));
+}
+
+#[cfg(not(target_arch = "aarch64"))]
+fn leave_jit_code(_uc: &mut libc::ucontext_t) {
+    unreachable!("JIT code runs on aarch64 hosts only");
+}
+
+/// Installs `handler` for `sig` with SA_SIGINFO | SA_ONSTACK, every
+/// signal blocked while it runs.
+fn install(sig: i32, handler: extern "C" fn(i32, *mut libc::siginfo_t, *mut libc::c_void)) {
+    // SAFETY: `handler` only touches atomics (and, for faults, the
+    // context the kernel passes); `act` is a live, fully initialised local.
+    unsafe {
+        let mut act: libc::sigaction = std::mem::zeroed();
+        act.sa_sigaction = handler as usize;
+        act.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+        libc::sigfillset(&mut act.sa_mask);
+        libc::sigaction(sig, &act, std::ptr::null_mut());
+    }
+}
+
+/// Installs the fault handler for the five fault signals.
+pub fn install_fault_handlers() {
+    for sig in FAULT_SIGNALS {
+        install(sig, on_fault);
+    }
+}
+
+/// Makes the host record `sig` for a guest handler.
+pub fn catch(sig: i32) {
+    if !FAULT_SIGNALS.contains(&sig) {
+        install(sig, on_signal);
+    }
+}
+
+/// Sets the host mask of the signals the guest may block (all but the
+/// fault signals, which aarchx needs, and SIGKILL and SIGSTOP); returns
+/// the host mask before.
+pub fn set_host_mask(mask: u64) -> u64 {
+    let faults = FAULT_SIGNALS.iter().fold(0, |m, &s| m | bit(s));
+    let mut old: u64 = 0;
+    let new = mask & !faults;
+    // SAFETY: rt_sigprocmask with 8-byte kernel sigsets, both live locals.
+    unsafe { libc::syscall(libc::SYS_rt_sigprocmask, libc::SIG_SETMASK, &new as *const u64, &mut old as *mut u64, 8) };
+    old
+}
+
+/// The host's current signal mask.
+pub fn host_mask() -> u64 {
+    let none: u64 = 0;
+    let mut old: u64 = 0;
+    // SAFETY: rt_sigprocmask blocking nothing, with 8-byte kernel sigsets
+    // in live locals: only reads the mask.
+    unsafe { libc::syscall(libc::SYS_rt_sigprocmask, libc::SIG_BLOCK, &none as *const u64, &mut old as *mut u64, 8) };
+    old
+}
+
+/// Waits, with the host mask `mask` (the fault signals never blocked),
+/// until a handler has run; the mask is then what it was.
+pub fn suspend(mask: u64) {
+    let faults = FAULT_SIGNALS.iter().fold(0, |m, &s| m | bit(s));
+    let set = mask & !faults;
+    // SAFETY: rt_sigsuspend with an 8-byte kernel sigset in a live local.
+    unsafe { libc::syscall(libc::SYS_rt_sigsuspend, &set as *const u64, 8) };
+}
+
+/// Takes one recorded signal among `allowed` (lowest number first), with
+/// its siginfo.
+pub fn take_pending(allowed: u64) -> Option<(i32, Siginfo)> {
+    loop {
+        let ready = PENDING.load(SeqCst) & allowed;
+        if ready == 0 {
+            return None;
+        }
+        let sig = ready.trailing_zeros() as i32 + 1;
+        if PENDING.fetch_and(!bit(sig), SeqCst) & bit(sig) != 0 {
+            let words: Vec<u8> = INFO[(sig - 1) as usize].iter().flat_map(|w| w.load(SeqCst).to_le_bytes()).collect();
+            return Some((sig, Siginfo::from_bytes(&words)));
+        }
+    }
+}
+
+/// The recorded signals, as a mask.
+pub fn pending() -> u64 {
+    PENDING.load(SeqCst)
+}
+
+/// Drops a recorded signal (the guest now ignores it).
+pub fn discard(sig: i32) {
+    PENDING.fetch_and(!bit(sig), SeqCst);
+}
+
+/// The fault recorded for the access that just failed.
+///
+/// # Panics
+///
+/// If no fault was recorded.
+pub fn take_fault() -> GuestFault {
+    let sig = FAULT_SIG.swap(0, SeqCst);
+    assert_ne!(sig, 0, "a guest access failed without a recorded fault");
+    GuestFault { sig, code: FAULT_CODE.load(SeqCst), addr: FAULT_ADDR.load(SeqCst) }
+}
+
+/// Registers the JIT run about to start: faults with a pc in `code` are
+/// the guest's; they leave through `exit` with the stack pointer stored
+/// at `sp_slot`.
+pub fn jit_enter(code: std::ops::Range<usize>, exit: usize, sp_slot: *const u64) {
+    JIT_EXIT.store(exit, SeqCst);
+    JIT_SP_SLOT.store(sp_slot as usize, SeqCst);
+    JIT_START.store(code.start, SeqCst);
+    JIT_END.store(code.end, SeqCst);
+}
+
+/// The JIT run is over.
+pub fn jit_leave() {
+    JIT_END.store(0, SeqCst);
+    JIT_START.store(0, SeqCst);
+}
 
 /// Kills this process with `sig`, as the default action of a guest fault
 /// would kill the guest. No core file is written: aarchx writes nothing to

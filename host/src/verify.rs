@@ -111,6 +111,14 @@ impl Verifier {
         // SAFETY: as for any JIT run (see engine.rs): guest addresses are
         // identity-mapped and no Rust reference into guest memory is alive.
         let jit_out = unsafe { jit.run(block, state, &mut |h, s| mem.helper(h, s)) };
+        if matches!(jit_out.exit, RegionExit::Fault { .. }) {
+            // A faulting run has no exact state to compare, and the
+            // faulting store's entry may name memory that cannot be
+            // written back: undo what can be, keep the interpreter's run.
+            crate::signal::probe::undo(jit.journal());
+            *state = before;
+            return Ok(Some(interp::run_region(region, state, mem)));
+        }
         let jit_state = *state;
         let mut jit_bytes: BTreeMap<u64, u8> = BTreeMap::new();
         for e in jit.journal() {

@@ -8,6 +8,10 @@
 //! each opcode to its family: `int` (integer lane ops), `float` (x86 SSE
 //! floating point) and `vector` (shape-changing vector ops), over the lane
 //! helpers of `lanes`.
+//!
+//! A guest memory access that faults (see `crate::signal::probe`) stops
+//! the region at the faulting instruction: the registers it had already
+//! set are put back, so the state is the one before the instruction.
 
 mod float;
 mod int;
@@ -17,9 +21,10 @@ mod vector;
 use std::cell::Cell;
 
 use aarchx_ir::cond::Helper;
-use aarchx_ir::{ExitKind, FloatCond, GuestState, InstData, IntCond, Opcode, Region, RmwOp, TrapKind};
+use aarchx_ir::{ExitKind, FloatCond, GuestState, InstData, IntCond, Opcode, Reg, Region, RmwOp, TrapKind};
 
 use crate::machine::Machine;
+use crate::signal::{probe, GuestFault};
 
 /// How a region was left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,11 +33,18 @@ pub enum RegionExit {
     Jump { kind: ExitKind },
     /// A `trap`: state.rip holds the faulting instruction's address.
     Trap { kind: TrapKind },
+    /// A guest memory access faulted. From the interpreter the state is
+    /// the one before the faulting instruction (rip is its address); from
+    /// JIT code (`from_jit`) the state is not exact and the dispatcher
+    /// replays the region on the interpreter.
+    Fault { fault: GuestFault, from_jit: bool },
 }
 
 thread_local! {
     /// The value array of the last run on this thread, kept for its allocation.
     static SCRATCH: Cell<Vec<u128>> = const { Cell::new(Vec::new()) };
+    /// The undo log of the last run on this thread, kept for its allocation.
+    static UNDO: Cell<Vec<(Reg, u128)>> = const { Cell::new(Vec::new()) };
 }
 
 /// Runs `region` from block0 until it exits or traps. Loads and stores go
@@ -43,19 +55,45 @@ pub fn run_region<M: Machine>(region: &Region, state: &mut GuestState, machine: 
     let mut values = SCRATCH.take();
     values.clear();
     values.resize(region.insts.len(), 0);
-    let exit = run_blocks(region, state, machine, &mut values);
+    let mut undo = UNDO.take();
+    let exit = run_blocks(region, state, machine, &mut values, &mut undo);
     SCRATCH.set(values);
+    UNDO.set(undo);
     exit
 }
 
 /// Executes blocks from block0, following `jump` and `brif`, with `values`
-/// indexed by arena index.
-fn run_blocks<M: Machine>(region: &Region, state: &mut GuestState, machine: &mut M, values: &mut [u128]) -> RegionExit {
+/// indexed by arena index. `undo` logs the registers the current guest
+/// instruction has set, with their old values.
+fn run_blocks<M: Machine>(
+    region: &Region,
+    state: &mut GuestState,
+    machine: &mut M,
+    values: &mut [u128],
+    undo: &mut Vec<(Reg, u128)>,
+) -> RegionExit {
     let mut block = 0;
+    undo.clear();
+    // A fault some access outside a region left behind is not this one's.
+    probe::take_fault();
     loop {
         let (last, body) = region.blocks[block].insts.split_last().expect("a block ends in a terminator");
         for &v in body {
-            let result = eval(region, region.inst(v), state, machine, values);
+            let d = region.inst(v);
+            match d.op {
+                Opcode::Insn => undo.clear(),
+                Opcode::Set => undo.push((d.reg(), state.get(d.reg()))),
+                _ => {}
+            }
+            let result = eval(region, d, state, machine, values);
+            if matches!(d.op, Opcode::Load | Opcode::Store | Opcode::AtomicRmw | Opcode::AtomicCas) {
+                if let Some(fault) = probe::take_fault() {
+                    for &(reg, old) in undo.iter().rev() {
+                        state.set(reg, old);
+                    }
+                    return RegionExit::Fault { fault, from_jit: false };
+                }
+            }
             values[v.index()] = result & region.value_type(v).mask();
         }
         let d = region.inst(*last);

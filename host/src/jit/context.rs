@@ -33,6 +33,10 @@ pub struct JitContext {
     pub budget: u64,
     /// `*mut HelperFn` of the current run, null between runs.
     pub helpers: *mut c_void,
+    /// The stack pointer the trampoline leaves for blocks (after saving
+    /// the callee-saved registers): where a faulting block is sent back to
+    /// the exit sequence from (see `crate::signals`).
+    pub entry_sp: u64,
     /// The journal's storage: always fully initialised (`len` is the
     /// capacity in entries); `journal_cur` points into it.
     journal: Vec<JournalEntry>,
@@ -45,6 +49,7 @@ pub const OFF_JOURNAL_GROW: u32 = offset_of!(JitContext, journal_grow) as u32;
 pub const OFF_JOURNAL_CUR: u32 = offset_of!(JitContext, journal_cur) as u32;
 pub const OFF_JOURNAL_END: u32 = offset_of!(JitContext, journal_end) as u32;
 pub const OFF_BUDGET: u32 = offset_of!(JitContext, budget) as u32;
+pub const OFF_ENTRY_SP: u32 = offset_of!(JitContext, entry_sp) as u32;
 
 /// Journal entries allocated at first.
 const JOURNAL_INITIAL: usize = 256;
@@ -60,6 +65,7 @@ impl JitContext {
             journal_end: std::ptr::null_mut(),
             budget: 0,
             helpers: std::ptr::null_mut(),
+            entry_sp: 0,
             journal: vec![JournalEntry::default(); JOURNAL_INITIAL],
         };
         ctx.journal_reset();
@@ -116,6 +122,7 @@ mod tests {
         assert_eq!(OFF_JOURNAL_CUR, 32);
         assert_eq!(OFF_JOURNAL_END, 40);
         assert_eq!(OFF_BUDGET, 48);
+        assert_eq!(OFF_ENTRY_SP, 64);
     }
 
     #[test]

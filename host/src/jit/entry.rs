@@ -2,8 +2,10 @@
 //!
 //! `enter(state, ctx, code) -> exit code` is an `extern "C"` function:
 //! it saves the callee-saved registers of AAPCS64 (x19-x28, the frame
-//! pair x29/x30, d8-d15), pins `state` in x28 and `ctx` in x27, loads the
-//! chain budget into x26 and branches to `code`. Translated blocks never
+//! pair x29/x30, d8-d15), records the stack pointer in the context's
+//! `entry_sp` (where a guest fault re-enters the exit sequence), pins
+//! `state` in x28 and `ctx` in x27, loads the chain budget into x26 and
+//! branches to `code`. Translated blocks never
 //! return with `ret`: each one ends by branching to the trampoline's exit
 //! sequence with its exit code in x0 and the stack pointer back where the
 //! block found it; the exit sequence restores the registers and returns
@@ -17,7 +19,7 @@ use dynasmrt::{dynasm, DynasmApi, VecAssembler};
 use aarchx_ir::GuestState;
 
 use super::cache::CodeCache;
-use super::context::{JitContext, OFF_BUDGET};
+use super::context::{JitContext, OFF_BUDGET, OFF_ENTRY_SP};
 
 type EnterFn = unsafe extern "C" fn(*mut GuestState, *mut JitContext, usize) -> u64;
 
@@ -26,6 +28,8 @@ type EnterFn = unsafe extern "C" fn(*mut GuestState, *mut JitContext, usize) -> 
 pub struct Trampoline {
     enter: usize,
     exit: usize,
+    /// The code cache it enters: where translated code runs.
+    cache: std::ops::Range<usize>,
 }
 
 impl Trampoline {
@@ -48,6 +52,8 @@ impl Trampoline {
             ; stp d14, d15, [sp, #-16]!
             ; mov x28, x0
             ; mov x27, x1
+            ; mov x9, sp
+            ; str x9, [x27, #OFF_ENTRY_SP]
             ; ldr x26, [x27, #OFF_BUDGET]
             ; br x2
         );
@@ -68,7 +74,7 @@ impl Trampoline {
         );
         let code = ops.finalize().map_err(|e| e.to_string())?;
         let enter = cache.push(at, &code).ok_or("no room for the trampoline")?;
-        Ok(Trampoline { enter, exit: enter + exit })
+        Ok(Trampoline { enter, exit: enter + exit, cache: cache.range() })
     }
 
     /// Where blocks branch to leave (exit code in x0).
@@ -82,12 +88,17 @@ impl Trampoline {
     ///
     /// `code` is the entry of a block generated for this trampoline, and
     /// the guest memory it touches is mapped (see `Jit::run`).
+    /// While it runs, a guest memory fault in the code cache comes back
+    /// as the fault exit code (see `crate::signals`).
     pub unsafe fn enter(&self, state: &mut GuestState, ctx: &mut JitContext, code: usize) -> u64 {
         // SAFETY: `enter` is the address of the code generated above,
         // which follows the C calling convention of `EnterFn`.
         let f = unsafe { std::mem::transmute::<usize, EnterFn>(self.enter) };
+        crate::signals::jit_enter(self.cache.clone(), self.exit, std::ptr::addr_of!(ctx.entry_sp));
         // SAFETY: the caller's contract; the code preserves every register
         // AAPCS64 requires and returns through the exit sequence.
-        unsafe { f(state, ctx, code) }
+        let code = unsafe { f(state, ctx, code) };
+        crate::signals::jit_leave();
+        code
     }
 }

@@ -2,7 +2,10 @@
 //! A block leaves through the trampoline's exit sequence with a `u64` in
 //! x0: bits 0-7 a tag (exit or trap), bits 8-23 the [`ExitKind`] or
 //! [`TrapKind`], bits 32-63 the chainable stub's index plus one (zero for
-//! none). `state.rip` has already been written.
+//! none). `state.rip` has already been written, except after a fault: a
+//! guest memory access that faults in translated code comes back through
+//! the exit sequence with the fault code, put in x0 by the host fault
+//! handler (`crate::signals`), and the state is then not exact.
 
 use aarchx_ir::{ExitKind, TrapKind};
 
@@ -14,6 +17,7 @@ pub struct StubId(pub u32);
 
 const TAG_EXIT: u64 = 0;
 const TAG_TRAP: u64 = 1;
+const TAG_FAULT: u64 = 2;
 
 /// The code of an `exit`/`exit_indirect` of `kind`, through `stub` if chainable.
 pub fn exit_code(kind: ExitKind, stub: Option<StubId>) -> u64 {
@@ -23,6 +27,11 @@ pub fn exit_code(kind: ExitKind, stub: Option<StubId>) -> u64 {
 /// The code of a `trap` of `kind`.
 pub fn trap_code(kind: TrapKind) -> u64 {
     TAG_TRAP | (kind as u64) << 8
+}
+
+/// The code the fault handler leaves with.
+pub fn fault_code() -> u64 {
+    TAG_FAULT
 }
 
 /// Splits an exit code into the region exit and the chainable stub.
@@ -36,6 +45,7 @@ pub fn decode(code: u64) -> (RegionExit, Option<StubId>) {
     let exit = match code & 0xff {
         TAG_EXIT => RegionExit::Jump { kind: ExitKind::from_u16(kind).expect("valid exit kind") },
         TAG_TRAP => RegionExit::Trap { kind: TrapKind::from_u16(kind).expect("valid trap kind") },
+        TAG_FAULT => RegionExit::Fault { fault: crate::signals::take_fault(), from_jit: true },
         tag => panic!("bad exit tag {tag} in {code:#x}"),
     };
     (exit, stub)

@@ -14,8 +14,8 @@
 //!
 //! Single-threaded guests only: fork, vfork and fork-like clones make a new
 //! process (`process`), execve re-enters aarchx or runs a host program
-//! (`exec`); threads are not supported yet. Signals are
-//! recorded but not delivered to guest handlers (see `signal`). Unknown and
+//! (`exec`); threads are not supported yet. Signals, their system calls
+//! and delivery to guest handlers are in `signal`. Unknown and
 //! unimplemented calls return -ENOSYS and are logged once each.
 
 use std::collections::BTreeSet;
@@ -125,6 +125,11 @@ impl Process {
 /// must already point after the instruction.
 pub fn syscall(proc: &mut Process, state: &mut GuestState) -> SyscallOutcome {
     let nr = state.gpr[RAX];
+    if nr == Sysno::rt_sigreturn as u64 {
+        // Restores every register, rax, rcx and r11 included.
+        proc.sigreturn(state);
+        return SyscallOutcome::Continue;
+    }
     let args = [state.gpr[RDI], state.gpr[RSI], state.gpr[RDX], state.gpr[R10], state.gpr[R8], state.gpr[R9]];
     let mut outcome = SyscallOutcome::Continue;
     let sysno = Sysno::from_nr(nr);
@@ -133,6 +138,9 @@ pub fn syscall(proc: &mut Process, state: &mut GuestState) -> SyscallOutcome {
         None => proc.unimplemented(nr, None),
     };
     tracing::trace!(nr, name = sysno.map_or("unknown", Sysno::name), ?args, ?result, "syscall");
+    if result == Err(Errno(libc::EINTR)) {
+        proc.interrupted(nr);
+    }
     state.gpr[RAX] = match result {
         Ok(v) => v,
         Err(Errno(e)) => (-i64::from(e)) as u64,
@@ -172,11 +180,6 @@ fn urandom() -> std::io::Result<[u8; 16]> {
     let mut buf = [0u8; 16];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
     Ok(buf)
-}
-
-/// Whether a guest pid names this process.
-fn is_self(pid: u64) -> bool {
-    pid as i32 == std::process::id() as i32
 }
 
 /// The host thread id of the (only) guest thread.
@@ -356,13 +359,19 @@ impl Process {
             // Signals.
             rt_sigaction => self.signals.sigaction(&mut self.mem, a0, a1, a2, a3),
             rt_sigprocmask => self.signals.sigprocmask(&mut self.mem, a0, a1, a2, a3),
-            sigaltstack => self.signals.sigaltstack(&mut self.mem, a0, a1),
-            kill if is_self(a0) => self.signals.send_self(a1),
+            sigaltstack => self.signals.sigaltstack(&mut self.mem, a0, a1, state.gpr[RSP]),
+            rt_sigpending => self.signals.sigpending(&mut self.mem, a0, a1),
+            rt_sigsuspend => self.signals.sigsuspend(&self.mem, a0, a1),
+            pause => self.signals.pause(),
+            rt_sigtimedwait => self.signals.sigtimedwait(&mut self.mem, a0, a1, a2, a3),
             kill => host!(libc::SYS_kill, a0, a1),
-            tgkill if is_self(a0) && a1 == this_thread() => self.signals.send_self(a2),
             tgkill => host!(libc::SYS_tgkill, a0, a1, a2),
-            tkill if a0 == this_thread() => self.signals.send_self(a1),
             tkill => host!(libc::SYS_tkill, a0, a1),
+            rt_sigqueueinfo => host!(libc::SYS_rt_sigqueueinfo, a0, a1, a2),
+            rt_tgsigqueueinfo => host!(libc::SYS_rt_tgsigqueueinfo, a0, a1, a2, a3),
+            alarm => self.signals.alarm(a0),
+            setitimer => host!(libc::SYS_setitimer, a0, a1, a2),
+            getitimer => host!(libc::SYS_getitimer, a0, a1),
 
             _ => self.unimplemented(sysno as u64, Some(sysno.name())),
         }

@@ -1,37 +1,49 @@
-//! Signals, as far as they go for now: the guest's signal dispositions,
-//! mask and alternate stack are recorded (rt_sigaction, rt_sigprocmask,
-//! sigaltstack) and reported back, but guest handlers are never run: real
-//! delivery to guest code is a later issue.
+//! Guest signals: the signal system calls and delivery to guest handlers.
 //!
-//! A signal the guest sends itself (kill, tkill, tgkill) is honoured as far
-//! as that allows: ignored if the guest ignores it or its default action is
-//! to ignore it, kept pending while the guest blocks it (so glibc's raise
-//! and abort, which block all signals around the tgkill, still work), and
-//! otherwise given its default action for real on the host, so the process
-//! dies of (or stops on) that signal as the guest would. A guest handler, which cannot run yet, gets the default
-//! action too. Signal numbers are the same on x86-64 and arm64 Linux.
+//! The host kernel does most of the work. The guest's mask is the host's
+//! mask (except the fault signals, which aarchx needs unblocked), a
+//! signal the guest ignores is ignored on the host, one it leaves at the
+//! default action has the host default, and one it handles has the host
+//! handler of `crate::signals`, which records it. So kill, tgkill and
+//! sigtimedwait go to the host as they are, a blocked signal pends in the
+//! host kernel, a default action happens for real (the process dies of or
+//! stops on the signal, as natively), and execve passes the ignored set
+//! and the mask on as the kernel does. Signal numbers, `siginfo_t`,
+//! `timespec` and `itimerval` are the same on x86-64 and arm64 Linux.
 //!
-//! Ignoring is real: a signal the guest ignores is ignored on the host too
-//! (so a write to a closed pipe fails with EPIPE, SIGCHLD's SIG_IGN reaps
-//! children, and an execve passes the ignored set on as the kernel does),
-//! and any other disposition is the host default. The guest starts with
-//! the dispositions aarchx inherited, except SIGPIPE, which Rust's runtime
-//! ignores at start-up and is given back its default action. The fault
-//! signals aarchx itself raises for guest faults keep their host handling.
+//! Delivery happens at safe points of the dispatcher ([`Process::deliver_signals`]):
+//! between regions, and before and after a system call. A handler runs on
+//! the x86-64 signal frame (`crate::signal::frame`) built on the guest
+//! stack or the alternate stack, returns to its `sa_restorer`, which calls
+//! rt_sigreturn ([`Process::sigreturn`]), which restores the registers,
+//! FP state, mask and alternate stack from the frame. A system call
+//! interrupted by a host signal (EINTR) is restarted after the handler if
+//! its SA_RESTART says so and the call is one the kernel restarts.
+//! Synchronous faults of guest code ([`Process::trap`], [`Process::fault`])
+//! reach the guest's handler with the registers before the faulting
+//! instruction, or kill the process as natively when it has none (or
+//! blocks or ignores the signal). See `docs/signals.md`.
 
-use super::Errno;
+use aarchx_ir::{GuestState, TrapKind};
+
+use super::numbers::Sysno;
+use super::{Errno, Process};
 use crate::mem::GuestMemory;
+use crate::signal::frame::{Placement, Plain, RtSigframe, Sigcontext, Siginfo, StackT, Ucontext, UC_FLAGS};
+use crate::signal::{fpstate, GuestFault};
+use crate::signals;
 
 const SIGKILL: u64 = 9;
 const SIGSTOP: u64 = 19;
+const SIGSEGV: i32 = 11;
 const SIG_DFL: u64 = 0;
 const SIG_IGN: u64 = 1;
 /// Signals whose default action is to do nothing: SIGCHLD, SIGCONT,
 /// SIGURG, SIGWINCH.
-const DEFAULT_IGNORED: [u64; 4] = [17, 18, 23, 28];
+const DEFAULT_IGNORED: [i32; 4] = [17, 18, 23, 28];
 /// Signals whose default action is to stop the process: SIGSTOP, SIGTSTP,
 /// SIGTTIN, SIGTTOU.
-const STOP_SIGNALS: [u64; 4] = [19, 20, 21, 22];
+const STOP_SIGNALS: [i32; 4] = [19, 20, 21, 22];
 /// The bits of SIGKILL and SIGSTOP, which can be neither blocked nor caught.
 const UNBLOCKABLE: u64 = 1 << (SIGKILL - 1) | 1 << (SIGSTOP - 1);
 
@@ -39,21 +51,46 @@ const SIG_BLOCK: u64 = 0;
 const SIG_UNBLOCK: u64 = 1;
 const SIG_SETMASK: u64 = 2;
 
+const SA_RESTORER: u64 = 0x0400_0000;
+const SA_ONSTACK: u64 = 0x0800_0000;
+const SA_RESTART: u64 = 0x1000_0000;
+const SA_NODEFER: u64 = 0x4000_0000;
+const SA_RESETHAND: u64 = 0x8000_0000;
+
+const SS_ONSTACK: u64 = 1;
 const SS_DISABLE: u64 = 2;
 const SS_AUTODISARM: u64 = 1 << 31;
 const MINSIGSTKSZ: u64 = 2048;
 
+/// si_code values of the kernel's faults (asm-generic/siginfo.h).
+const SI_KERNEL: i32 = 0x80;
+const ILL_ILLOPN: i32 = 2;
+const FPE_INTDIV: i32 = 1;
+const SEGV_MAPERR: i32 = 1;
+/// x86 exception vectors, for `sigcontext.trapno`.
+const TRAP_DE: u64 = 0;
+const TRAP_BP: u64 = 3;
+const TRAP_UD: u64 = 6;
+const TRAP_GP: u64 = 13;
+const TRAP_PF: u64 = 14;
+
+const RAX: usize = 0;
+const RDX: usize = 2;
+const RSP: usize = 4;
+const RSI: usize = 6;
+const RDI: usize = 7;
+/// Index of the direction flag in `GuestState::flags`.
+const DF: usize = 6;
+/// Length of the `syscall` instruction.
+const SYSCALL_LEN: u64 = 2;
+
 /// The x86-64 kernel `struct sigaction`: handler, flags, restorer, mask.
 type Action = [u64; 4];
 
-/// SIGILL, SIGTRAP, SIGBUS, SIGFPE, SIGSEGV: their host disposition is
-/// never changed for the guest.
-const FAULT_SIGNALS: [u64; 5] = [4, 5, 7, 8, 11];
-const SIGPIPE: u64 = 13;
-
-/// Whether the guest's disposition of `sig` is mirrored on the host.
+/// Whether the guest's disposition of `sig` is mirrored on the host (the
+/// fault signals are aarchx's).
 fn mirrored(sig: u64) -> bool {
-    (1..=64).contains(&sig) && sig != SIGKILL && sig != SIGSTOP && !FAULT_SIGNALS.contains(&sig)
+    (1..=64).contains(&sig) && sig != SIGKILL && sig != SIGSTOP && !signals::FAULT_SIGNALS.contains(&(sig as i32))
 }
 
 /// Whether the host ignores `sig`.
@@ -65,12 +102,20 @@ fn host_ignores(sig: u64) -> bool {
     }
 }
 
-/// Makes the host ignore `sig`, or take its default action.
-fn set_host_ignored(sig: u64, ignored: bool) {
-    let disposition = if ignored { libc::SIG_IGN } else { libc::SIG_DFL };
-    // SAFETY: installs SIG_IGN or SIG_DFL (no handler code) for a signal
-    // that is not one of the fault signals aarchx handles.
-    unsafe { libc::signal(sig as i32, disposition) };
+/// Gives `sig` the host disposition matching the guest's `handler`.
+fn set_host_disposition(sig: u64, handler: u64) {
+    if !mirrored(sig) {
+        return;
+    }
+    match handler {
+        SIG_DFL | SIG_IGN => {
+            let disposition = if handler == SIG_IGN { libc::SIG_IGN } else { libc::SIG_DFL };
+            // SAFETY: installs SIG_IGN or SIG_DFL (no handler code) for a
+            // signal that is not one of the fault signals aarchx handles.
+            unsafe { libc::signal(sig as i32, disposition) };
+        }
+        _ => signals::catch(sig as i32),
+    }
 }
 
 fn bit(sig: u64) -> u64 {
@@ -82,14 +127,18 @@ fn bit(sig: u64) -> u64 {
 pub struct Signals {
     actions: [Action; 64],
     mask: u64,
-    pending: u64,
     /// x86-64 `stack_t`: sp, flags, size.
     altstack: [u64; 3],
+    /// The mask rt_sigsuspend replaced: the handler that ends the wait
+    /// restores it when it returns.
+    suspended: Option<u64>,
+    /// The system call a host signal interrupted (it returned EINTR).
+    interrupted: Option<u64>,
 }
 
 impl Default for Signals {
     fn default() -> Self {
-        Signals { actions: [[0; 4]; 64], mask: 0, pending: 0, altstack: [0, SS_DISABLE, 0] }
+        Signals { actions: [[0; 4]; 64], mask: 0, altstack: [0, SS_DISABLE, 0], suspended: None, interrupted: None }
     }
 }
 
@@ -104,17 +153,69 @@ fn write_words(mem: &mut GuestMemory, addr: u64, words: &[u64]) -> Result<(), Er
     mem.write_bytes(addr, &bytes)
 }
 
+/// Whether the kernel restarts `nr` after a handler with SA_RESTART
+/// (those that return ERESTARTSYS); the rest fail with EINTR.
+fn restartable(nr: u64) -> bool {
+    use Sysno::*;
+    !matches!(
+        Sysno::from_nr(nr),
+        Some(
+            pause
+                | rt_sigsuspend
+                | rt_sigtimedwait
+                | nanosleep
+                | clock_nanosleep
+                | select
+                | pselect6
+                | poll
+                | ppoll
+                | epoll_wait
+                | epoll_pwait
+                | epoll_pwait2
+                | io_getevents
+                | semtimedop
+        )
+    )
+}
+
+/// Takes the default action of `sig` for real: nothing for the ignored
+/// ones, stops the process (until it is continued) for a stop signal,
+/// else kills it with the signal.
+fn take_default_action(sig: i32) {
+    if DEFAULT_IGNORED.contains(&sig) {
+        return;
+    }
+    if STOP_SIGNALS.contains(&sig) {
+        host!(libc::SYS_tgkill, u64::from(std::process::id()), super::this_thread(), libc::SIGSTOP as u64).ok();
+    } else {
+        signals::die_with(sig);
+    }
+}
+
 impl Signals {
     /// The guest's initial signal state: default actions, except for the
-    /// signals the host ignores (inherited across execve), and SIGPIPE
-    /// back to its default action on the host.
+    /// signals the host ignores (inherited across execve), and the host's
+    /// mask. SIGPIPE is given back its default action on the host (Rust's
+    /// runtime ignores it), and the fault handlers are installed.
     pub fn inherited() -> Signals {
-        set_host_ignored(SIGPIPE, false);
-        let mut signals = Signals::default();
+        set_host_disposition(libc::SIGPIPE as u64, SIG_DFL);
+        signals::install_fault_handlers();
+        let mut s = Signals { mask: signals::host_mask() & !UNBLOCKABLE, ..Signals::default() };
         for sig in (1..=64).filter(|&s| mirrored(s) && host_ignores(s)) {
-            signals.actions[(sig - 1) as usize][0] = SIG_IGN;
+            s.actions[(sig - 1) as usize][0] = SIG_IGN;
         }
-        signals
+        s
+    }
+
+    fn set_mask(&mut self, mask: u64) {
+        self.mask = mask & !UNBLOCKABLE;
+        signals::set_host_mask(self.mask);
+    }
+
+    /// Whether the guest has a handler for SIGSEGV or SIGBUS: then faults
+    /// of JIT code must be replayed exactly.
+    pub fn catches_memory_faults(&self) -> bool {
+        [libc::SIGSEGV, libc::SIGBUS].iter().any(|&s| self.actions[(s - 1) as usize][0] > SIG_IGN)
     }
 
     /// rt_sigaction(sig, act, oact, sigsetsize).
@@ -130,18 +231,16 @@ impl Signals {
         if let Some(mut new) = new {
             new[3] &= !UNBLOCKABLE;
             self.actions[slot] = new;
-            if new[0] == SIG_IGN {
-                self.pending &= !bit(sig);
-            }
-            if mirrored(sig) {
-                set_host_ignored(sig, new[0] == SIG_IGN);
+            set_host_disposition(sig, new[0]);
+            if new[0] == SIG_IGN || (new[0] == SIG_DFL && DEFAULT_IGNORED.contains(&(sig as i32))) {
+                signals::discard(sig as i32);
             }
         }
         Ok(0)
     }
 
-    /// rt_sigprocmask(how, set, oset, sigsetsize); then delivers what it
-    /// unblocked.
+    /// rt_sigprocmask(how, set, oset, sigsetsize). What it unblocks is
+    /// delivered at the next safe point, right after the call.
     pub fn sigprocmask(
         &mut self,
         mem: &mut GuestMemory,
@@ -158,78 +257,341 @@ impl Signals {
             write_words(mem, oset, &[self.mask])?;
         }
         if let Some(new) = new {
-            self.mask = match how {
+            let mask = match how {
                 SIG_BLOCK => self.mask | new,
                 SIG_UNBLOCK => self.mask & !new,
                 SIG_SETMASK => new,
                 _ => return Err(Errno::EINVAL),
-            } & !UNBLOCKABLE;
+            };
+            self.set_mask(mask);
         }
-        self.deliver_pending();
         Ok(0)
     }
 
-    /// sigaltstack(ss, old_ss): recorded only.
-    pub fn sigaltstack(&mut self, mem: &mut GuestMemory, ss: u64, old: u64) -> Result<u64, Errno> {
+    /// Whether `sp` is on the alternate stack.
+    fn on_altstack(&self, sp: u64) -> bool {
+        let [base, _, size] = self.altstack;
+        size != 0 && sp > base && sp - base <= size
+    }
+
+    /// The `ss_flags` sigaltstack reports at `sp`.
+    fn altstack_flags(&self, sp: u64) -> u64 {
+        let autodisarm = self.altstack[1] & SS_AUTODISARM;
+        if self.on_altstack(sp) {
+            SS_ONSTACK | autodisarm
+        } else if self.altstack[2] == 0 {
+            SS_DISABLE
+        } else {
+            autodisarm
+        }
+    }
+
+    /// Sets the alternate stack from an x86-64 `stack_t` while the guest
+    /// runs at `sp`.
+    fn set_altstack(&mut self, [sp, flags, size]: [u64; 3], at: u64) -> Result<(), Errno> {
+        if self.on_altstack(at) {
+            return Err(Errno(libc::EPERM));
+        }
+        let flags = flags & 0xffff_ffff;
+        if flags & !(SS_DISABLE | SS_AUTODISARM | SS_ONSTACK) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if flags & SS_DISABLE != 0 {
+            self.altstack = [0, SS_DISABLE, 0];
+        } else if size < MINSIGSTKSZ {
+            return Err(Errno(libc::ENOMEM));
+        } else {
+            self.altstack = [sp, flags & SS_AUTODISARM, size];
+        }
+        Ok(())
+    }
+
+    /// sigaltstack(ss, old_ss), the guest running at `sp`.
+    pub fn sigaltstack(&mut self, mem: &mut GuestMemory, ss: u64, old: u64, sp: u64) -> Result<u64, Errno> {
         let new = if ss != 0 { Some(read_words::<3>(mem, ss)?) } else { None };
         if old != 0 {
-            write_words(mem, old, &self.altstack)?;
+            write_words(mem, old, &[self.altstack[0], self.altstack_flags(sp), self.altstack[2]])?;
         }
-        if let Some([sp, flags, size]) = new {
-            let flags = flags & 0xffff_ffff;
-            if flags & !(SS_DISABLE | SS_AUTODISARM) != 0 {
-                return Err(Errno::EINVAL);
-            }
-            if flags & SS_DISABLE == 0 && size < MINSIGSTKSZ {
-                return Err(Errno::ENOMEM);
-            }
-            self.altstack = if flags & SS_DISABLE != 0 { [0, SS_DISABLE, 0] } else { [sp, flags, size] };
+        if let Some(new) = new {
+            self.set_altstack(new, sp)?;
         }
         Ok(0)
     }
 
-    /// A signal the guest sends itself.
-    pub fn send_self(&mut self, sig: u64) -> Result<u64, Errno> {
-        match sig {
-            0 => Ok(0),
-            1..=64 if self.mask & bit(sig) != 0 => {
-                self.pending |= bit(sig);
-                Ok(0)
-            }
-            1..=64 => {
-                self.deliver(sig);
-                Ok(0)
-            }
-            _ => Err(Errno::EINVAL),
+    /// rt_sigpending(set, sigsetsize): pending in the host kernel (blocked
+    /// there) or recorded and since blocked by the guest.
+    pub fn sigpending(&self, mem: &mut GuestMemory, set: u64, size: u64) -> Result<u64, Errno> {
+        if size != 8 {
+            return Err(Errno::EINVAL);
         }
+        let mut host: u64 = 0;
+        host!(libc::SYS_rt_sigpending, &mut host as *mut u64 as u64, 8u64)?;
+        write_words(mem, set, &[(host | signals::pending()) & self.mask])?;
+        Ok(0)
     }
 
-    fn deliver_pending(&mut self) {
-        while let Some(sig) = (1..=64).find(|&s| self.pending & !self.mask & bit(s) != 0) {
-            self.pending &= !bit(sig);
-            self.deliver(sig);
+    /// Waits with `mask` until a handler is to run; the handler then
+    /// returns to the mask before. Always EINTR.
+    fn suspend(&mut self, mask: u64) -> Result<u64, Errno> {
+        let old = self.mask;
+        let mask = mask & !UNBLOCKABLE;
+        // Block everything while looking at what is recorded, so nothing
+        // arrives between the look and the wait.
+        signals::set_host_mask(u64::MAX);
+        if signals::pending() & !mask == 0 {
+            signals::suspend(mask);
         }
+        self.set_mask(mask);
+        self.suspended = Some(old);
+        Err(Errno(libc::EINTR))
     }
 
-    fn deliver(&mut self, sig: u64) {
-        let handler = self.actions[(sig - 1) as usize][0];
-        if handler == SIG_IGN || DEFAULT_IGNORED.contains(&sig) {
-            return;
+    /// rt_sigsuspend(set, sigsetsize).
+    pub fn sigsuspend(&mut self, mem: &GuestMemory, set: u64, size: u64) -> Result<u64, Errno> {
+        if size != 8 {
+            return Err(Errno::EINVAL);
         }
-        if handler != SIG_DFL {
-            tracing::debug!(sig, handler, "guest signal handlers are not run yet: taking the default action");
+        let mask = read_words::<1>(mem, set)?[0];
+        self.suspend(mask)
+    }
+
+    /// pause().
+    pub fn pause(&mut self) -> Result<u64, Errno> {
+        self.suspend(self.mask)
+    }
+
+    /// rt_sigtimedwait(set, info, timeout, sigsetsize): a recorded signal
+    /// of the set first, else the host's wait.
+    pub fn sigtimedwait(
+        &mut self,
+        mem: &mut GuestMemory,
+        set: u64,
+        info: u64,
+        timeout: u64,
+        size: u64,
+    ) -> Result<u64, Errno> {
+        if size != 8 {
+            return Err(Errno::EINVAL);
         }
-        take_default_action(sig);
+        let want = read_words::<1>(mem, set)?[0] & !UNBLOCKABLE;
+        if let Some((sig, si)) = signals::take_pending(want) {
+            if info != 0 {
+                mem.write_bytes(info, si.as_bytes())?;
+            }
+            return Ok(sig as u64);
+        }
+        host!(libc::SYS_rt_sigtimedwait, &want as *const u64 as u64, info, timeout, 8u64)
+    }
+
+    /// alarm(seconds), which arm64 lacks: setitimer(ITIMER_REAL), with the
+    /// seconds left rounded as the kernel rounds them.
+    pub fn alarm(&mut self, seconds: u64) -> Result<u64, Errno> {
+        let zero = libc::timeval { tv_sec: 0, tv_usec: 0 };
+        let new = libc::itimerval { it_interval: zero, it_value: libc::timeval { tv_sec: seconds as i64, tv_usec: 0 } };
+        let mut old = libc::itimerval { it_interval: zero, it_value: zero };
+        host!(
+            libc::SYS_setitimer,
+            libc::ITIMER_REAL as u64,
+            &new as *const libc::itimerval as u64,
+            &mut old as *mut libc::itimerval as u64
+        )?;
+        let (secs, usecs) = (old.it_value.tv_sec as u64, old.it_value.tv_usec);
+        Ok(if (secs == 0 && usecs > 0) || usecs >= 500_000 { secs + 1 } else { secs })
     }
 }
 
-/// Takes the default action of `sig` for real: stops the process (until
-/// it is continued) for a stop signal, else kills it with the signal.
-fn take_default_action(sig: u64) {
-    if STOP_SIGNALS.contains(&sig) {
-        host!(libc::SYS_tgkill, u64::from(std::process::id()), super::this_thread(), sig).ok();
-    } else {
-        crate::signals::die_with(sig as i32);
+/// The siginfo of a fault: signal, code, address.
+fn fault_info(sig: i32, code: i32, addr: u64) -> Siginfo {
+    let mut info = Siginfo { signo: sig, code, ..Siginfo::default() };
+    info.fields[0] = addr;
+    info
+}
+
+/// What the frame of a fault records besides the registers: trap number,
+/// error code, faulting address (cr2).
+#[derive(Clone, Copy, Debug, Default)]
+struct FaultContext {
+    trapno: u64,
+    err: u64,
+    cr2: u64,
+}
+
+impl Process {
+    /// A safe point: delivers the signals the host recorded that the guest
+    /// does not block, each on its own frame (the last one runs first).
+    pub fn deliver_signals(&mut self, state: &mut GuestState) {
+        let ready = signals::pending() & !self.signals.mask;
+        if ready == 0 && self.signals.interrupted.is_none() && self.signals.suspended.is_none() {
+            return;
+        }
+        let mut interrupted = self.signals.interrupted.take();
+        while let Some((sig, info)) = signals::take_pending(!self.signals.mask) {
+            self.deliver(state, sig, info, FaultContext::default(), interrupted.take());
+        }
+        if let Some(old) = self.signals.suspended.take() {
+            self.signals.set_mask(old);
+        }
+    }
+
+    /// Whether a signal is waiting to be delivered: a system call about
+    /// to start should let its handler run first.
+    pub fn signal_ready(&self) -> bool {
+        signals::pending() & !self.signals.mask != 0
+    }
+
+    /// Notes that the system call `nr` just failed with EINTR.
+    pub(super) fn interrupted(&mut self, nr: u64) {
+        self.signals.interrupted = Some(nr);
+    }
+
+    /// Whether faults of JIT code must be replayed on the interpreter for
+    /// an exact context (see [`Signals::catches_memory_faults`]).
+    pub fn catches_memory_faults(&self) -> bool {
+        self.signals.catches_memory_faults()
+    }
+
+    /// A trap of guest code at `state.rip`: the signal the kernel sends for
+    /// it, to the guest's handler. Returns the signal when instead it must
+    /// kill the process (see [`Process::force`]).
+    #[must_use]
+    pub fn trap(&mut self, state: &mut GuestState, kind: TrapKind) -> Option<i32> {
+        let rip = state.rip;
+        let (sig, code, addr, trapno) = match kind {
+            TrapKind::Ill => (libc::SIGILL, ILL_ILLOPN, rip, TRAP_UD),
+            TrapKind::DivZero => (libc::SIGFPE, FPE_INTDIV, rip, TRAP_DE),
+            TrapKind::Breakpoint => {
+                // int3 is a trap: the context is after it.
+                state.rip = rip + 1;
+                (libc::SIGTRAP, SI_KERNEL, 0, TRAP_BP)
+            }
+            TrapKind::Privileged => (libc::SIGSEGV, SI_KERNEL, 0, TRAP_GP),
+            TrapKind::FetchFault => (libc::SIGSEGV, SEGV_MAPERR, rip, TRAP_PF),
+        };
+        tracing::debug!(rip = format_args!("{rip:#x}"), "guest fault {kind}: signal {sig}");
+        let cr2 = if trapno == TRAP_PF { addr } else { 0 };
+        self.force(state, sig, fault_info(sig, code, addr), FaultContext { trapno, err: 0, cr2 })
+    }
+
+    /// A guest memory access faulted (the state is before the faulting
+    /// instruction); as [`Process::trap`].
+    #[must_use]
+    pub fn fault(&mut self, state: &mut GuestState, fault: GuestFault) -> Option<i32> {
+        tracing::debug!(rip = format_args!("{:#x}", state.rip), ?fault, "guest memory fault");
+        let context = FaultContext { trapno: TRAP_PF, err: 0, cr2: fault.addr };
+        self.force(state, fault.sig, fault_info(fault.sig, fault.code, fault.addr), context)
+    }
+
+    /// A synchronous signal, as the kernel's `force_sig_fault`: delivered
+    /// to the guest's handler, else (no handler, or the guest blocks or
+    /// ignores the signal) the process dies of it: returns the signal.
+    fn force(&mut self, state: &mut GuestState, sig: i32, info: Siginfo, context: FaultContext) -> Option<i32> {
+        let s = sig as u64;
+        let handler = self.signals.actions[(s - 1) as usize][0];
+        if handler <= SIG_IGN || self.signals.mask & bit(s) != 0 {
+            return Some(sig);
+        }
+        self.deliver(state, sig, info, context, None);
+        None
+    }
+
+    /// Delivers `sig`: its default action, nothing when ignored, or the
+    /// guest handler on a new frame. `interrupted` is the system call the
+    /// signal interrupted, restarted after the handler under SA_RESTART.
+    fn deliver(
+        &mut self,
+        state: &mut GuestState,
+        sig: i32,
+        info: Siginfo,
+        context: FaultContext,
+        interrupted: Option<u64>,
+    ) {
+        let s = sig as u64;
+        let slot = (s - 1) as usize;
+        let [handler, flags, restorer, sa_mask] = self.signals.actions[slot];
+        match handler {
+            SIG_IGN => return,
+            SIG_DFL => return take_default_action(sig),
+            _ => {}
+        }
+        if flags & SA_RESTORER == 0 {
+            // The x86-64 kernel cannot return from a handler without one.
+            signals::die_with(SIGSEGV);
+        }
+        let sp = state.gpr[RSP];
+        let alt = flags & SA_ONSTACK != 0 && self.signals.altstack[2] != 0 && !self.signals.on_altstack(sp);
+        let [ss_sp, _, ss_size] = self.signals.altstack;
+        let place = Placement::new(sp, alt.then(|| ss_sp.wrapping_add(ss_size)));
+        let saved_mask = self.signals.suspended.take().unwrap_or(self.signals.mask);
+        let mut mcontext = Sigcontext::from_state(state);
+        mcontext.fpstate = place.fpstate;
+        mcontext.oldmask = saved_mask;
+        mcontext.trapno = context.trapno;
+        mcontext.err = context.err;
+        mcontext.cr2 = context.cr2;
+        if let Some(nr) = interrupted {
+            if flags & SA_RESTART != 0 && restartable(nr) {
+                mcontext.rax = nr;
+                mcontext.rip -= SYSCALL_LEN;
+            }
+        }
+        let stack = StackT { sp: ss_sp, flags: self.signals.altstack_flags(sp) as i32, _pad: 0, size: ss_size };
+        let frame = RtSigframe {
+            pretcode: restorer,
+            uc: Ucontext { flags: UC_FLAGS, link: 0, stack, mcontext, sigmask: saved_mask },
+            info,
+        };
+        if fpstate::save(state, &mut self.mem, place.fpstate).is_none()
+            || self.mem.write_bytes(place.frame, frame.as_bytes()).is_err()
+        {
+            // No room for the frame: the kernel forces SIGSEGV.
+            tracing::debug!(sig, frame = format_args!("{:#x}", place.frame), "cannot write the signal frame");
+            signals::die_with(SIGSEGV);
+        }
+        state.gpr[RSP] = place.frame;
+        state.gpr[RDI] = s;
+        state.gpr[RSI] = place.frame + std::mem::offset_of!(RtSigframe, info) as u64;
+        state.gpr[RDX] = place.frame + std::mem::offset_of!(RtSigframe, uc) as u64;
+        state.gpr[RAX] = 0;
+        state.flags[DF] = 0;
+        state.rip = handler;
+        if alt && self.signals.altstack[1] & SS_AUTODISARM != 0 {
+            self.signals.altstack = [0, SS_DISABLE, 0];
+        }
+        let blocked = if flags & SA_NODEFER != 0 { sa_mask } else { sa_mask | bit(s) };
+        self.signals.set_mask(self.signals.mask | blocked);
+        if flags & SA_RESETHAND != 0 {
+            self.signals.actions[slot][0] = SIG_DFL;
+            set_host_disposition(s, SIG_DFL);
+        }
+        tracing::debug!(
+            sig,
+            handler = format_args!("{handler:#x}"),
+            frame = format_args!("{:#x}", place.frame),
+            "signal delivered"
+        );
+    }
+
+    /// rt_sigreturn: the context of the frame the handler returned from
+    /// (its `pretcode` popped, so at rsp - 8) becomes the guest's. A frame
+    /// that cannot be read kills the process with SIGSEGV, as natively.
+    pub fn sigreturn(&mut self, state: &mut GuestState) {
+        let at = state.gpr[RSP].wrapping_sub(8);
+        let mut bytes = vec![0u8; size_of::<RtSigframe>()];
+        if self.mem.read_bytes(at, &mut bytes).is_err() {
+            signals::die_with(SIGSEGV);
+        }
+        let frame = RtSigframe::from_bytes(&bytes);
+        let sp = state.gpr[RSP];
+        let mcontext = frame.uc.mcontext;
+        mcontext.to_state(state);
+        if mcontext.fpstate != 0 && fpstate::restore(state, &mut self.mem, mcontext.fpstate).is_none() {
+            signals::die_with(SIGSEGV);
+        }
+        self.signals.set_mask(frame.uc.sigmask);
+        let stack = frame.uc.stack;
+        // As the kernel's restore_altstack: errors (such as still running
+        // on the alternate stack) leave it as it is.
+        self.signals.set_altstack([stack.sp, stack.flags as u32 as u64, stack.size], sp).ok();
     }
 }
 
@@ -257,42 +619,49 @@ mod tests {
         assert_eq!(s.sigaction(&mut mem, 65, 0, 0, 8), Err(Errno::EINVAL));
         assert_eq!(s.sigaction(&mut mem, 10, 0, 0, 16), Err(Errno::EINVAL));
         assert_eq!(s.sigaction(&mut mem, 10, 8, 0, 8), Err(Errno::EFAULT));
+        write_words(&mut mem, a, &[SIG_DFL, 0, 0, 0]).unwrap();
+        assert_eq!(s.sigaction(&mut mem, 10, a, 0, 8), Ok(0));
     }
 
     #[test]
-    fn blocked_self_signals_stay_pending() {
+    fn masks_are_kept_and_checked() {
         let (mut mem, a) = scratch();
         let mut s = Signals::default();
-        write_words(&mut mem, a, &[u64::MAX]).unwrap();
+        let before = signals::host_mask();
+        write_words(&mut mem, a, &[bit(libc::SIGUSR2 as u64) | UNBLOCKABLE]).unwrap();
         assert_eq!(s.sigprocmask(&mut mem, SIG_BLOCK, a, a + 8, 8), Ok(0));
         assert_eq!(read_words::<1>(&mem, a + 8).unwrap(), [0]);
-        assert_eq!(s.mask, !UNBLOCKABLE);
-        // Would kill the test process if it were delivered now.
-        assert_eq!(s.send_self(libc::SIGUSR1 as u64), Ok(0));
-        assert_eq!(s.pending, bit(libc::SIGUSR1 as u64));
-        // Ignoring it discards it; unblocking then delivers nothing.
-        write_words(&mut mem, a + 16, &[SIG_IGN, 0, 0, 0]).unwrap();
-        s.sigaction(&mut mem, libc::SIGUSR1 as u64, a + 16, 0, 8).unwrap();
-        assert_eq!(s.pending, 0);
-        write_words(&mut mem, a, &[0]).unwrap();
-        assert_eq!(s.sigprocmask(&mut mem, SIG_SETMASK, a, 0, 8), Ok(0));
+        assert_eq!(s.mask, bit(libc::SIGUSR2 as u64));
+        assert_eq!(signals::host_mask() & bit(libc::SIGUSR2 as u64), bit(libc::SIGUSR2 as u64));
+        assert_eq!(s.sigprocmask(&mut mem, SIG_UNBLOCK, a, 0, 8), Ok(0));
         assert_eq!(s.mask, 0);
-        assert_eq!(s.send_self(libc::SIGWINCH as u64), Ok(0), "default-ignored");
-        assert_eq!(s.send_self(65), Err(Errno::EINVAL));
         assert_eq!(s.sigprocmask(&mut mem, 7, a, 0, 8), Err(Errno::EINVAL));
+        assert_eq!(s.sigprocmask(&mut mem, SIG_BLOCK, a, 0, 16), Err(Errno::EINVAL));
+        signals::set_host_mask(before);
     }
 
     #[test]
-    fn altstack_is_recorded() {
+    fn altstack_is_recorded_and_reports_onstack() {
         let (mut mem, a) = scratch();
         let mut s = Signals::default();
-        assert_eq!(s.sigaltstack(&mut mem, 0, a), Ok(0));
+        assert_eq!(s.sigaltstack(&mut mem, 0, a, 0x1000), Ok(0));
         assert_eq!(read_words::<3>(&mem, a).unwrap(), [0, SS_DISABLE, 0]);
         write_words(&mut mem, a, &[0x7000_0000, 0, 1 << 16]).unwrap();
-        assert_eq!(s.sigaltstack(&mut mem, a, a + 32), Ok(0));
-        assert_eq!(s.sigaltstack(&mut mem, 0, a + 32), Ok(0));
+        assert_eq!(s.sigaltstack(&mut mem, a, a + 32, 0x1000), Ok(0));
+        assert_eq!(s.sigaltstack(&mut mem, 0, a + 32, 0x1000), Ok(0));
         assert_eq!(read_words::<3>(&mem, a + 32).unwrap(), [0x7000_0000, 0, 1 << 16]);
+        assert_eq!(s.sigaltstack(&mut mem, 0, a + 32, 0x7000_0100), Ok(0));
+        assert_eq!(read_words::<3>(&mem, a + 32).unwrap(), [0x7000_0000, SS_ONSTACK, 1 << 16]);
+        assert_eq!(s.sigaltstack(&mut mem, a, 0, 0x7000_0100), Err(Errno(libc::EPERM)), "on it");
         write_words(&mut mem, a, &[0x7000_0000, 0, 100]).unwrap();
-        assert_eq!(s.sigaltstack(&mut mem, a, 0), Err(Errno::ENOMEM));
+        assert_eq!(s.sigaltstack(&mut mem, a, 0, 0x1000), Err(Errno(libc::ENOMEM)));
+    }
+
+    #[test]
+    fn restart_follows_the_kernel() {
+        assert!(restartable(Sysno::read as u64));
+        assert!(restartable(Sysno::wait4 as u64));
+        assert!(!restartable(Sysno::nanosleep as u64));
+        assert!(!restartable(Sysno::rt_sigsuspend as u64));
     }
 }

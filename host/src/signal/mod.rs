@@ -1,0 +1,20 @@
+//! Guest signal delivery, the runtime side: the x86-64 signal frame
+//! (`frame`), its FP area saved and restored by the lifter's fxsave and
+//! fxrstor (`fpstate`), and guest memory accesses that survive a fault
+//! (`probe`). The system calls and the delivery itself are in
+//! `crate::syscall::signal`; the host's handlers in `crate::signals`.
+//! The whole mechanism is described in `docs/signals.md`.
+
+pub mod fpstate;
+pub mod frame;
+pub mod probe;
+
+/// A synchronous fault of a guest memory access: the host signal
+/// (SIGSEGV or SIGBUS, the same numbers on x86-64 and arm64), its
+/// `si_code` and the faulting address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GuestFault {
+    pub sig: i32,
+    pub code: i32,
+    pub addr: u64,
+}
