@@ -3,36 +3,100 @@
 //! most are overwritten by the next one before any `jcc`, `setcc` or
 //! `cmovcc` reads them. A flag write is dead when, on every path from it,
 //! the same flag is written again before it is read or the region is left.
-//! At exits and traps every flag is live (the next region, or a signal
-//! handler, may read it). What computed a removed flag is left for `dce`.
+//! At traps, indirect exits and syscalls every flag is live. At a direct
+//! exit (`jump` or `call` to a known address) the pass looks ahead in the
+//! guest code at the target, up to `lookahead` instructions of straight-line
+//! code: a flag that is written there before it is read is dead at the
+//! exit. What computed a removed flag is left for `dce`.
+//!
+//! Like the removal inside a region, this trusts that the code at the
+//! target runs next: a signal delivered at that boundary, or a fault before
+//! the overwrite, shows its handler flags the x86 CPU would have had
+//! different (the same trade FEX and box64 make; a handler that reads the
+//! saved EFLAGS of an interrupted arithmetic sequence is not supported).
 
-use aarchx_ir::{Format, Opcode, Reg, Region, Value};
-use aarchx_pass::{Pass, PassContext, PassError, PassInfo, Stage};
+use aarchx_ir::{ExitKind, Format, Opcode, Reg, Region, Value};
+use aarchx_pass::{GuestCode, OptionSpec, OptionValue, Options, Pass, PassContext, PassError, PassInfo, Stage};
+use iced_x86::{Decoder, DecoderOptions, FlowControl, Mnemonic, RflagsBits};
 
 pub static INFO: PassInfo = PassInfo {
     name: "dead-flags",
     stage: Stage::Transform,
-    doc: "Removes status-flag writes that are overwritten before any read.",
-    options: &[],
-    create: |_| Box::new(DeadFlags),
+    doc: "Removes status-flag writes that are overwritten before any read, here or at a direct exit's target.",
+    options: &[OptionSpec {
+        name: "lookahead",
+        default: || OptionValue::Int(16),
+        doc: "Guest instructions examined at a direct exit's target (0: every flag is live at exits).",
+    }],
+    create: |o| Box::new(DeadFlags::new(o)),
 };
 
-pub struct DeadFlags;
+pub struct DeadFlags {
+    pub lookahead: usize,
+}
+
+impl DeadFlags {
+    pub fn new(options: &Options) -> DeadFlags {
+        DeadFlags { lookahead: options.int("lookahead").clamp(0, 1024) as usize }
+    }
+}
 
 /// A set of flags, one bit per `Reg::as_flag` index.
 type FlagSet = u8;
 const ALL: FlagSet = 0x7f;
+/// The six status flags (all but DF).
+const STATUS: FlagSet = 0x3f;
 
 fn flag_bit(reg: Reg) -> Option<FlagSet> {
     reg.as_flag().map(|f| 1 << f)
 }
 
-/// Flags live at the end of `block`, given the live-in sets of all blocks.
-fn live_out(region: &Region, block: usize, live_in: &[FlagSet]) -> FlagSet {
+/// The x86 flags, in [`FlagSet`] bit order.
+const RFLAGS: [u32; 7] =
+    [RflagsBits::CF, RflagsBits::PF, RflagsBits::AF, RflagsBits::ZF, RflagsBits::SF, RflagsBits::OF, RflagsBits::DF];
+
+fn flag_set(rflags: u32) -> FlagSet {
+    RFLAGS.iter().enumerate().filter(|(_, b)| rflags & **b != 0).fold(0, |acc, (i, _)| acc | 1 << i)
+}
+
+/// Flags live at guest address `addr`: read by the straight-line code
+/// there (at most `limit` instructions) before it writes them. Whatever
+/// the walk cannot see past (control flow, a syscall, unreadable or
+/// undecodable bytes, the limit) counts as reading every flag not yet
+/// written.
+fn live_at(code: &dyn GuestCode, addr: u64, limit: usize) -> FlagSet {
+    let mut bytes = [0u8; 15 * 16];
+    let want = (limit * 15).min(bytes.len());
+    let n = code.read(addr, &mut bytes[..want]);
+    let mut decoder = Decoder::with_ip(64, &bytes[..n], addr, DecoderOptions::NONE);
+    let (mut live, mut written) = (0 as FlagSet, 0 as FlagSet);
+    for _ in 0..limit {
+        if !decoder.can_decode() {
+            break;
+        }
+        let insn = decoder.decode();
+        if insn.is_invalid() || insn.mnemonic() == Mnemonic::Syscall || insn.flow_control() != FlowControl::Next {
+            // A branch reads the flags it tests, and what follows is unknown.
+            live |= flag_set(insn.rflags_read()) & !written;
+            break;
+        }
+        live |= flag_set(insn.rflags_read()) & !written;
+        written |= flag_set(insn.rflags_modified());
+        if (written | live) & STATUS == STATUS {
+            break;
+        }
+    }
+    live | (ALL & !written)
+}
+
+/// Flags live at the end of `block`, given the live-in sets of all blocks
+/// and the flags live at each block's exit target (`exit_live`).
+fn live_out(region: &Region, block: usize, live_in: &[FlagSet], exit_live: &[FlagSet]) -> FlagSet {
     let Some(last) = region.blocks[block].insts.last() else { return ALL };
     let term = region.inst(*last);
     match term.op.format() {
         Format::Jump | Format::Brif => term.successors().iter().fold(0, |acc, s| acc | live_in[*s as usize]),
+        Format::Exit => exit_live[block],
         _ => ALL,
     }
 }
@@ -57,15 +121,30 @@ fn transfer(region: &Region, block: usize, mut live: FlagSet) -> (FlagSet, Vec<V
 }
 
 impl Pass for DeadFlags {
-    fn run(&mut self, _cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {
+    fn run(&mut self, cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {
         let n = region.blocks.len();
+        let exit_live: Vec<FlagSet> = (0..n)
+            .map(|b| {
+                let term = region.blocks[b].insts.last().map(|v| region.inst(*v));
+                match term {
+                    Some(d)
+                        if d.op == Opcode::Exit
+                            && self.lookahead > 0
+                            && matches!(ExitKind::from_u16(d.aux), Some(ExitKind::Jump | ExitKind::Call)) =>
+                    {
+                        live_at(cx.code, d.imm64(), self.lookahead)
+                    }
+                    _ => ALL,
+                }
+            })
+            .collect();
         // Backward dataflow to a fixed point (rep loops make cycles).
         let mut live_in = vec![0 as FlagSet; n];
         let mut changed = true;
         while changed {
             changed = false;
             for b in (0..n).rev() {
-                let (live, _) = transfer(region, b, live_out(region, b, &live_in));
+                let (live, _) = transfer(region, b, live_out(region, b, &live_in, &exit_live));
                 if live != live_in[b] {
                     live_in[b] = live;
                     changed = true;
@@ -73,7 +152,7 @@ impl Pass for DeadFlags {
             }
         }
         for b in 0..n {
-            let (_, keep) = transfer(region, b, live_out(region, b, &live_in));
+            let (_, keep) = transfer(region, b, live_out(region, b, &live_in, &exit_live));
             region.blocks[b].insts = keep;
         }
         Ok(())
@@ -88,7 +167,7 @@ mod tests {
     #[test]
     fn overwritten_flags_are_removed_and_read_ones_kept() {
         let out = run_pass(
-            &mut DeadFlags,
+            &mut DeadFlags { lookahead: 16 },
             "\
 region 0x1000
 block0:
@@ -148,6 +227,58 @@ block2:
 block3:
   exit jump 0x2000
 ";
-        assert_eq!(run_pass(&mut DeadFlags, text), text);
+        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16 }, text), text);
+    }
+
+    /// Guest code at 0x2000 only.
+    struct At2000(&'static [u8]);
+
+    impl GuestCode for At2000 {
+        fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
+            let Some(src) = addr.checked_sub(0x2000).and_then(|o| self.0.get(o as usize..)) else { return 0 };
+            let n = src.len().min(buf.len());
+            buf[..n].copy_from_slice(&src[..n]);
+            n
+        }
+    }
+
+    fn flags_kept_before_exit(target_code: &'static [u8]) -> Vec<String> {
+        use aarchx_pass::{MemoryModel, TranslationConfig};
+        let mut region = aarchx_ir::parse::parse(
+            "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = iconst.i64 0x0
+  v2 = icmp.i64 eq v0, v1
+  v3 = icmp.i64 slt v0, v1
+  set zf, v2
+  set sf, v3
+  set cf, v2
+  set of, v3
+  exit jump 0x2000
+",
+        )
+        .unwrap();
+        let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
+        let cx = PassContext { code: &At2000(target_code), config: &config };
+        DeadFlags { lookahead: 16 }.run(&cx, &mut region).unwrap();
+        let text = aarchx_ir::print::print(&region);
+        text.lines().filter(|l| l.trim_start().starts_with("set ")).map(|l| l.trim().to_string()).collect()
+    }
+
+    #[test]
+    fn flags_the_exit_target_overwrites_first_are_dead() {
+        // add rax, 1: writes all six status flags and reads none.
+        assert!(flags_kept_before_exit(&[0x48, 0x83, 0xc0, 0x01]).is_empty());
+        // inc rax (keeps CF) then add: CF is read by nobody but survives inc,
+        // and add overwrites it: all dead again.
+        assert!(flags_kept_before_exit(&[0x48, 0xff, 0xc0, 0x48, 0x83, 0xc0, 0x01]).is_empty());
+        // adc rax, 1 reads CF first.
+        assert_eq!(flags_kept_before_exit(&[0x48, 0x83, 0xd0, 0x01]), ["set cf, v2"]);
+        // jl reads SF and OF; what follows the branch is unknown.
+        assert_eq!(flags_kept_before_exit(&[0x7c, 0x00]).len(), 4);
+        // Unreadable target: everything stays.
+        assert_eq!(flags_kept_before_exit(&[]).len(), 4);
     }
 }

@@ -2,14 +2,29 @@
 //! [`aarchx_pass::PassInfo`] and registered in [`BUILTIN`]; they use the
 //! same interface as passes loaded from plugins.
 
+extern crate alloc;
+
+pub mod cond_fusion;
 pub mod dce;
 pub mod dead_flags;
 pub mod decode;
+pub mod insn_count;
 pub mod memory_order;
+#[cfg(feature = "plugin")]
+pub mod plugin;
+pub mod state_forward;
 #[cfg(test)]
 mod testing;
 
 use aarchx_pass::PassInfo;
 
 /// Every built-in pass, in no particular order.
-pub static BUILTIN: &[&PassInfo] = &[&decode::INFO, &dead_flags::INFO, &dce::INFO, &memory_order::INFO];
+pub static BUILTIN: &[&PassInfo] = &[
+    &decode::INFO,
+    &dead_flags::INFO,
+    &dce::INFO,
+    &memory_order::INFO,
+    &state_forward::INFO,
+    &cond_fusion::INFO,
+    &insn_count::INFO,
+];

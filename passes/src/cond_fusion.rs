@@ -1,0 +1,193 @@
+//! The `cond-fusion` pass: conditions computed from the flags of a compare
+//! become one compare of the compared values.
+//!
+//! The lifter evaluates `jl` after `cmp a, b` as `SF xor OF`, each flag
+//! built from `r = a - b` by its x86 definition. Once `state-forward` has
+//! put those definitions in place of the flag reads, this pass recognises
+//! them and rewrites the condition in place:
+//!
+//! | condition | flags of `r = sub a, b`      | becomes       |
+//! |-----------|------------------------------|---------------|
+//! | e         | `icmp eq r, 0`               | `icmp eq a, b` |
+//! | l         | `xor SF, OF`                 | `icmp slt a, b` |
+//! | le        | `or ZF, (xor SF, OF)`        | `icmp sle a, b` |
+//! | be        | `or CF, ZF`                  | `icmp ule a, b` |
+//!
+//! and after a logical op (`CF = OF = 0`, `r` its result): `xor SF, 0` is
+//! `SF`, `or ZF, SF` is `icmp sle r, 0`, `or 0, ZF` is `ZF`. A `not` of a
+//! compare becomes the inverse compare (`ge`, `g`, `a`, `ae`, `ne`).
+//!
+//! The flag computations are left in place for whoever still reads the
+//! flags; `dead-flags` and `dce` remove them when nothing does. Rewriting
+//! an instruction in place keeps every other use of its value valid, and
+//! the operands it gets (`a`, `b`, `r`) are defined before it.
+
+use aarchx_ir::{InstData, IntCond, Opcode, Region, Type, Value};
+use aarchx_pass::{Pass, PassContext, PassError, PassInfo, Stage};
+
+pub static INFO: PassInfo = PassInfo {
+    name: "cond-fusion",
+    stage: Stage::Transform,
+    doc: "Rewrites conditions built from compare flags (SF xor OF, CF or ZF, ...) as one compare of the operands.",
+    options: &[],
+    create: |_| Box::new(CondFusion),
+};
+
+pub struct CondFusion;
+
+impl Pass for CondFusion {
+    fn run(&mut self, _cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {
+        let order: Vec<Value> = region.blocks.iter().flat_map(|b| b.insts.iter().copied()).collect();
+        // Values that equal an earlier value (`xor x, 0` is `x`).
+        let mut alias: Vec<Option<Value>> = vec![None; region.insts.len()];
+        for v in order {
+            resolve(&mut region.insts[v.index()], &alias);
+            let d = region.insts[v.index()];
+            match fuse(region, &d) {
+                Some(Fused::Inst(new)) => region.insts[v.index()] = new,
+                Some(Fused::Alias(w)) => alias[v.index()] = Some(w),
+                None => {}
+            }
+        }
+        // Block order need not be dominance order: resolve every use again.
+        for d in &mut region.insts {
+            resolve(d, &alias);
+        }
+        Ok(())
+    }
+}
+
+/// Replaces operands that are aliases by what they alias, transitively.
+fn resolve(d: &mut InstData, alias: &[Option<Value>]) {
+    let k = d.op.format().value_args();
+    for a in &mut d.args[..k] {
+        while let Some(w) = alias[*a as usize] {
+            *a = w.0;
+        }
+    }
+}
+
+/// What a condition simplifies to.
+enum Fused {
+    /// A new definition of the same value.
+    Inst(InstData),
+    /// An earlier value it equals.
+    Alias(Value),
+}
+
+fn icmp(cond: IntCond, ty: Type, a: Value, b: Value) -> InstData {
+    InstData { op: Opcode::Icmp, ty, aux: cond as u16, args: [a.0, b.0, 0] }
+}
+
+/// `(cond, ty, a, b)` of `icmp.ty cond a, b`, with `eq r, 0` of
+/// `r = sub a, b` seen as `eq a, b`.
+fn compare(region: &Region, v: Value) -> Option<(IntCond, Type, Value, Value)> {
+    compare_inst(region, region.inst(v))
+}
+
+fn compare_inst(region: &Region, d: &InstData) -> Option<(IntCond, Type, Value, Value)> {
+    if d.op != Opcode::Icmp {
+        return None;
+    }
+    let cond = IntCond::from_u16(d.aux)?;
+    let (a, b) = (d.arg(0), d.arg(1));
+    if cond == IntCond::Eq && is_const(region, b, 0) {
+        if let Some((x, y)) = sub_operands(region, a, d.ty) {
+            return Some((cond, d.ty, x, y));
+        }
+    }
+    Some((cond, d.ty, a, b))
+}
+
+fn is_const(region: &Region, v: Value, value: u64) -> bool {
+    let d = region.inst(v);
+    d.op == Opcode::Iconst && d.imm64() == value
+}
+
+/// `(a, b)` when `r = sub.ty a, b`.
+fn sub_operands(region: &Region, r: Value, ty: Type) -> Option<(Value, Value)> {
+    let d = region.inst(r);
+    (d.op == Opcode::Sub && d.ty == ty).then(|| (d.arg(0), d.arg(1)))
+}
+
+/// `(ty, r)` when `v` is `OF` of `r = sub.ty a, b`:
+/// `trunc.i1 (lshr (and (xor a, b), (xor a, r)), bits - 1)`, as the
+/// lifter builds it.
+fn sub_overflow(region: &Region, v: Value) -> Option<(Type, Value, Value)> {
+    let t = region.inst(v);
+    if t.op != Opcode::Trunc || t.ty != Type::I1 {
+        return None;
+    }
+    let sh = region.inst(t.arg(0));
+    let ty = sh.ty;
+    if sh.op != Opcode::Lshr || !is_const(region, sh.arg(1), u64::from(ty.bits() - 1)) {
+        return None;
+    }
+    let both = region.inst(sh.arg(0));
+    if both.op != Opcode::And || both.ty != ty {
+        return None;
+    }
+    let (x, y) = (region.inst(both.arg(0)), region.inst(both.arg(1)));
+    if x.op != Opcode::Xor || y.op != Opcode::Xor || x.ty != ty || y.ty != ty || x.arg(0) != y.arg(0) {
+        return None;
+    }
+    let (a, b, r) = (x.arg(0), x.arg(1), y.arg(1));
+    (sub_operands(region, r, ty) == Some((a, b))).then_some((ty, a, b))
+}
+
+fn fuse(region: &Region, d: &InstData) -> Option<Fused> {
+    if d.op == Opcode::Icmp {
+        // ZF of a subtraction: a == b.
+        let (c, ty, a, b) = compare_inst(region, d)?;
+        return (c == IntCond::Eq && (a, b) != (d.arg(0), d.arg(1))).then(|| Fused::Inst(icmp(c, ty, a, b)));
+    }
+    if d.ty != Type::I1 {
+        return None;
+    }
+    let cmp = |v: Value| compare(region, v);
+    let zero = |v: Value| is_const(region, v, 0);
+    let (x, y) = (d.arg(0), d.arg(1));
+    match d.op {
+        Opcode::Not => {
+            let (c, ty, a, b) = cmp(x)?;
+            Some(Fused::Inst(icmp(inverse(c), ty, a, b)))
+        }
+        Opcode::Xor | Opcode::Or if zero(y) => Some(Fused::Alias(x)),
+        Opcode::Xor | Opcode::Or if zero(x) => Some(Fused::Alias(y)),
+        // SF xor OF of a subtraction: a < b.
+        Opcode::Xor => [(x, y), (y, x)].into_iter().find_map(|(sf, of)| {
+            let (c, _, r, z) = cmp(sf)?;
+            let (ty, a, b) = sub_overflow(region, of)?;
+            (c == IntCond::Slt && zero(z) && sub_operands(region, r, ty) == Some((a, b)))
+                .then(|| Fused::Inst(icmp(IntCond::Slt, ty, a, b)))
+        }),
+        // ZF or (a < b): a <= b; CF or ZF: a <=u b.
+        Opcode::Or => [(x, y), (y, x)].into_iter().find_map(|(eq, other)| {
+            let (c1, ty, a, b) = cmp(eq)?;
+            let (c2, ty2, a2, b2) = cmp(other)?;
+            let fused = match c2 {
+                IntCond::Slt => IntCond::Sle,
+                IntCond::Ult => IntCond::Ule,
+                _ => return None,
+            };
+            (c1 == IntCond::Eq && ty == ty2 && (a, b) == (a2, b2)).then(|| Fused::Inst(icmp(fused, ty, a, b)))
+        }),
+        _ => None,
+    }
+}
+
+fn inverse(c: IntCond) -> IntCond {
+    use IntCond as C;
+    match c {
+        C::Eq => C::Ne,
+        C::Ne => C::Eq,
+        C::Ult => C::Uge,
+        C::Uge => C::Ult,
+        C::Ule => C::Ugt,
+        C::Ugt => C::Ule,
+        C::Slt => C::Sge,
+        C::Sge => C::Slt,
+        C::Sle => C::Sgt,
+        C::Sgt => C::Sle,
+    }
+}
