@@ -93,7 +93,9 @@ impl Registry {
 
     /// The built-in passes and those of every plugin in `plugins`, loaded
     /// in order; relative plugin paths are taken from `base` (the policy
-    /// file's folder). Two passes of one name are an error.
+    /// file's folder). A plugin pass named like a built-in one replaces it
+    /// (the policy asked for that plugin); two plugin passes of one name
+    /// are an error.
     pub fn with_plugins(
         builtin: &[&'static PassInfo],
         plugins: &[PluginEntry],
@@ -102,12 +104,18 @@ impl Registry {
         let mut registry = Registry::builtin(builtin);
         for entry in plugins {
             for def in load::load(entry, base)? {
-                if let Some(old) = registry.get(&def.name) {
-                    let first = old.plugin().map_or_else(|| "aarchx's built-in passes".to_string(), |p| p.file.clone());
-                    let file = def.plugin().map_or_else(String::new, |p| p.file.clone());
-                    return Err(PluginError::Duplicate { file, pass: def.name, first });
+                match registry.passes.iter().position(|p| p.name == def.name) {
+                    Some(i) if registry.passes[i].plugin().is_none() => {
+                        tracing::debug!(pass = def.name, "a plugin pass replaces the built-in one");
+                        registry.passes[i] = def;
+                    }
+                    Some(i) => {
+                        let first = registry.passes[i].plugin().map_or_else(String::new, |p| p.file.clone());
+                        let file = def.plugin().map_or_else(String::new, |p| p.file.clone());
+                        return Err(PluginError::Duplicate { file, pass: def.name, first });
+                    }
+                    None => registry.passes.push(def),
                 }
-                registry.passes.push(def);
             }
         }
         Ok(registry)
