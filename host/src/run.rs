@@ -137,7 +137,7 @@ pub fn run(
         tracing::trace!(target: "aarchx::exec", "{:#x}", state.rip);
         let entry = state;
         let exit = engine.execute(&region, &mut state, &mut process);
-        let mut exit = exit.inspect_err(|_| report_summary(&engine, &pipeline, &cache))?;
+        let mut exit = exit.inspect_err(|_| report_summary(&engine, &mut pipeline, &cache))?;
         if matches!(exit, RegionExit::Fault { from_jit: true, .. }) && process.catches_memory_faults() {
             // Not exact from the JIT: the interpreter replays the region
             // (run alone: see `exact_faults`) and stops at the fault.
@@ -153,7 +153,7 @@ pub fn run(
             RegionExit::Jump { kind: ExitKind::Syscall } => match syscall::syscall(&mut process, &mut state) {
                 SyscallOutcome::Continue => None,
                 SyscallOutcome::Exit(status) => {
-                    report_summary(&engine, &pipeline, &cache);
+                    report_summary(&engine, &mut pipeline, &cache);
                     return Ok(status as u8);
                 }
                 SyscallOutcome::CodeChanged { start, len } => {
@@ -167,7 +167,7 @@ pub fn run(
             RegionExit::Fault { fault, .. } => process.fault(&mut state, fault),
         };
         if let Some(sig) = fatal {
-            report_summary(&engine, &pipeline, &cache);
+            report_summary(&engine, &mut pipeline, &cache);
             crate::signals::die_with(sig);
         }
     }
@@ -185,12 +185,16 @@ fn exact_faults(engine: &mut Engine, process: &Process) {
     }
 }
 
-/// Prints verify mode's totals, when it is on, and the plugin passes
-/// skipped after failures; logs the translation totals at debug level and,
+/// Prints verify mode's totals, when it is on, the passes' reports at exit
+/// (`Pass::finish`, once) and the plugin passes skipped after failures;
+/// logs the translation totals at debug level and,
 /// with `AARCHX_STATS` set, prints them as one `aarchx-stats:` line (what
 /// the benchmark harness reads).
-fn report_summary(engine: &Engine, pipeline: &Pipeline, cache: &Cache) {
+fn report_summary(engine: &Engine, pipeline: &mut Pipeline, cache: &Cache) {
     if let Some(line) = engine.summary() {
+        eprintln!("{line}");
+    }
+    for line in pipeline.finish() {
         eprintln!("{line}");
     }
     for line in pipeline.summary() {

@@ -4,12 +4,19 @@
 //! `on_failure: Skip`, is left out for that region and counted. A Lua
 //! policy's `on_region` hook, asked once the decode-stage passes have run,
 //! switches later passes off for that region.
+//!
+//! The `count` instructions a pass emits are renumbered to global counters
+//! right after it (see [`crate::counters`]); when the guest ends,
+//! [`Pipeline::finish`] hands each pass its counters' values and carries
+//! out its report (stderr text, a file to write).
 
 use std::sync::Arc;
 
 use aarchx_ir::verify::{verify, VerifyError};
 use aarchx_ir::Region;
-use aarchx_pass::{GuestCode, Pass, PassContext, PassError, Stage, TranslationConfig};
+use aarchx_pass::{GuestCode, Pass, PassContext, PassError, Report, Stage, TranslationConfig};
+
+use crate::counters::{CounterError, PassCounters};
 
 use crate::plugin::{Plugin, PluginError};
 use crate::policy::lua::{HookError, RegionFacts, RegionHook};
@@ -29,6 +36,8 @@ pub enum TranslateError {
     /// switch off.
     #[error("{0}")]
     Hook(#[from] HookError),
+    #[error("pass `{pass}` instrumented the region at {entry:#x} wrongly: {error}")]
+    Counters { pass: String, entry: u64, error: CounterError },
 }
 
 /// One instantiated pass of the pipeline.
@@ -40,6 +49,8 @@ struct Step {
     plugin: Option<Arc<Plugin>>,
     /// Regions translated without it after it failed (under `Skip`).
     skipped: u64,
+    /// The counters of its `count` instructions.
+    counters: PassCounters,
 }
 
 /// The instantiated passes of a policy, ready to translate regions.
@@ -48,6 +59,8 @@ pub struct Pipeline {
     config: TranslationConfig,
     check_each_pass: bool,
     hook: Option<RegionHook>,
+    /// Whether `finish` has run.
+    finished: bool,
 }
 
 impl Pipeline {
@@ -65,10 +78,11 @@ impl Pipeline {
             .map(|p| {
                 let plugin = p.info.plugin().cloned();
                 let (name, stage) = (p.info.name.clone(), p.info.stage);
-                Ok(Step { name, stage, pass: p.instantiate()?, plugin, skipped: 0 })
+                let counters = PassCounters::default();
+                Ok(Step { name, stage, pass: p.instantiate()?, plugin, skipped: 0, counters })
             })
             .collect::<Result<_, PluginError>>()?;
-        Ok(Pipeline { passes: steps, config, check_each_pass: cfg!(debug_assertions), hook })
+        Ok(Pipeline { passes: steps, config, check_each_pass: cfg!(debug_assertions), hook, finished: false })
     }
 
     /// Whether a region hook wants each region's execution count.
@@ -127,12 +141,36 @@ impl Pipeline {
                         })
                     }
                 }
+            } else {
+                step.counters.remap(&mut region).map_err(|error| TranslateError::Counters {
+                    pass: step.name.clone(),
+                    entry,
+                    error,
+                })?;
             }
             if self.check_each_pass || i == last {
                 verify(&region).map_err(|error| TranslateError::Invalid { pass: step.name.clone(), entry, error })?;
             }
         }
         Ok(region)
+    }
+
+    /// Runs every pass's `finish` with its counters (once; later calls do
+    /// nothing), writes the files the reports ask for and returns the lines
+    /// for stderr: each report's text, and one line per pass whose finish
+    /// failed or whose file could not be written.
+    pub fn finish(&mut self) -> Vec<String> {
+        if std::mem::replace(&mut self.finished, true) {
+            return Vec::new();
+        }
+        let mut lines = Vec::new();
+        for step in &mut self.passes {
+            match step.pass.finish(&step.counters.values()) {
+                Ok(report) => lines.extend(carry_out(&step.name, report)),
+                Err(error) => lines.push(format!("aarchx: pass `{}` failed at exit: {error}", step.name)),
+            }
+        }
+        lines
     }
 
     /// Asks the region hook, if any, which passes to leave out of `region`
@@ -167,4 +205,16 @@ impl Pipeline {
         }
         Ok(off)
     }
+}
+
+/// Writes the file `report` asks for; returns its text's lines and, if the
+/// file could not be written, a line saying so.
+fn carry_out(pass: &str, report: Report) -> Vec<String> {
+    let mut lines: Vec<String> = report.text.lines().map(String::from).collect();
+    if let Some(file) = report.file {
+        if let Err(e) = std::fs::write(&file.path, &file.bytes) {
+            lines.push(format!("aarchx: pass `{pass}`: cannot write {}: {e}", file.path));
+        }
+    }
+    lines
 }
