@@ -1,8 +1,10 @@
 //! Reading the emitted words: their disassembly (yaxpeax-arm) for the
 //! fixtures, and, for the ordered-memory check, which words are loads
-//! and stores through x0 (where the backend puts guest addresses,
-//! `host/src/jit/lower/mem.rs`; frame slots go through sp, guest state
-//! through x28, the JIT context through x27), which of those are the
+//! and stores of guest memory (every general-register access not based
+//! on one of the backend's own base registers: sp for frame slots and
+//! saved registers, x28 for the guest state, x27 for the JIT context,
+//! x16 for the journal, x17 for far slots; guest addresses are in
+//! whichever register the allocator gave them), which of those are the
 //! acquire/release forms, and which words are `dmb` barriers. The check
 //! matches encodings rather than disassembly text, so it does not depend
 //! on the disassembler's spelling.
@@ -10,8 +12,9 @@
 use yaxpeax_arch::{Decoder, U8Reader};
 use yaxpeax_arm::armv8::a64::InstDecoder;
 
-/// The register the lowering addresses guest memory through.
-const GUEST_ADDR_REG: u32 = 0;
+/// The base registers of the backend's own memory (sp, x28, x27, x16,
+/// x17; see `host/src/jit/lower/frame.rs`).
+const BACKEND_BASES: &[u32] = &[31, 28, 27, 16, 17];
 
 /// `(mask, value)` of the acquire/release loads and stores: `ldar*`,
 /// `stlr*`, `ldapr*`, any size.
@@ -40,8 +43,8 @@ fn is_dmb(word: u32) -> bool {
 
 /// A scalar (general-register) guest memory access.
 fn is_guest_scalar_access(word: u32) -> bool {
-    let through_x0 = (word >> 5) & 31 == GUEST_ADDR_REG;
-    through_x0
+    let guest = !BACKEND_BASES.contains(&((word >> 5) & 31));
+    guest
         && (matches(word, ORDERED_LOAD_STORE)
             || matches(word, ATOMIC_ACQUIRE_RELEASE)
             || (matches(word, LOAD_STORE) && word & SIMD == 0))

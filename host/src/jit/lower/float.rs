@@ -86,68 +86,64 @@ impl Lowerer<'_> {
 
     fn scalar_arith(&mut self, v: Value, d: &InstData) -> bool {
         let ty = d.ty;
-        let w = Width::fp(ty);
         let unary = d.op == Opcode::Fsqrt;
-        self.load(w, 0, d.arg(0));
-        if !unary {
-            self.load(w, 1, d.arg(1));
-        }
+        let a = self.vsrc(d.arg(0), 0);
+        let b = if unary { a } else { self.vsrc(d.arg(1), 1) };
+        let r = self.vdst(v, 2);
         match d.op {
-            Opcode::Fadd => fp3!(self, ty, fadd, 2, 0, 1),
-            Opcode::Fsub => fp3!(self, ty, fsub, 2, 0, 1),
-            Opcode::Fmul => fp3!(self, ty, fmul, 2, 0, 1),
-            Opcode::Fdiv => fp3!(self, ty, fdiv, 2, 0, 1),
-            Opcode::Fsqrt if ty == Type::F32 => a64!(self.ops; fsqrt S(2), S(0)),
-            Opcode::Fsqrt => a64!(self.ops; fsqrt D(2), D(0)),
+            Opcode::Fadd => fp3!(self, ty, fadd, r, a, b),
+            Opcode::Fsub => fp3!(self, ty, fsub, r, a, b),
+            Opcode::Fmul => fp3!(self, ty, fmul, r, a, b),
+            Opcode::Fdiv => fp3!(self, ty, fdiv, r, a, b),
+            Opcode::Fsqrt if ty == Type::F32 => a64!(self.ops; fsqrt S(r), S(a)),
+            Opcode::Fsqrt => a64!(self.ops; fsqrt D(r), D(a)),
             // a < b ? a : b (mi: less, false when unordered); a > b ? a : b.
-            Opcode::Fmin if ty == Type::F32 => a64!(self.ops; fcmp S(0), S(1); fcsel S(2), S(0), S(1), mi),
-            Opcode::Fmin => a64!(self.ops; fcmp D(0), D(1); fcsel D(2), D(0), D(1), mi),
-            Opcode::Fmax if ty == Type::F32 => a64!(self.ops; fcmp S(0), S(1); fcsel S(2), S(0), S(1), gt),
-            Opcode::Fmax => a64!(self.ops; fcmp D(0), D(1); fcsel D(2), D(0), D(1), gt),
+            Opcode::Fmin if ty == Type::F32 => a64!(self.ops; fcmp S(a), S(b); fcsel S(r), S(a), S(b), mi),
+            Opcode::Fmin => a64!(self.ops; fcmp D(a), D(b); fcsel D(r), D(a), D(b), mi),
+            Opcode::Fmax if ty == Type::F32 => a64!(self.ops; fcmp S(a), S(b); fcsel S(r), S(a), S(b), gt),
+            Opcode::Fmax => a64!(self.ops; fcmp D(a), D(b); fcsel D(r), D(a), D(b), gt),
             _ => return false,
         }
-        self.store(w, 2, v);
         if !matches!(d.op, Opcode::Fmin | Opcode::Fmax) {
             if ty == Type::F32 {
-                a64!(self.ops; fcmp S(2), S(2); b.vc >ok);
+                a64!(self.ops; fcmp S(r), S(r); b.vc >ok);
             } else {
-                a64!(self.ops; fcmp D(2), D(2); b.vc >ok);
+                a64!(self.ops; fcmp D(r), D(r); b.vc >ok);
             }
-            self.nan_fixup(v, d, ty.bits(), 1);
+            self.nan_fixup(d, ty.bits(), 1, [a, b, r]);
             a64!(self.ops; ok:);
         }
+        self.vdone(v, r);
         true
     }
 
     fn vector_arith(&mut self, v: Value, d: &InstData) -> bool {
         let ty = d.ty;
         let unary = d.op == Opcode::Fsqrt;
-        self.ldq(0, d.arg(0));
-        if !unary {
-            self.ldq(1, d.arg(1));
-        }
+        let a = self.vsrc(d.arg(0), 0);
+        let b = if unary { a } else { self.vsrc(d.arg(1), 1) };
+        let r = self.vdst(v, 2);
         match d.op {
-            Opcode::Fadd => vfp3!(self, ty, fadd, 2, 0, 1),
-            Opcode::Fsub => vfp3!(self, ty, fsub, 2, 0, 1),
-            Opcode::Fmul => vfp3!(self, ty, fmul, 2, 0, 1),
-            Opcode::Fdiv => vfp3!(self, ty, fdiv, 2, 0, 1),
-            Opcode::Fsqrt if ty.lane_bits() == 32 => a64!(self.ops; fsqrt V(2).S4, V(0).S4),
-            Opcode::Fsqrt => a64!(self.ops; fsqrt V(2).D2, V(0).D2),
+            Opcode::Fadd => vfp3!(self, ty, fadd, r, a, b),
+            Opcode::Fsub => vfp3!(self, ty, fsub, r, a, b),
+            Opcode::Fmul => vfp3!(self, ty, fmul, r, a, b),
+            Opcode::Fdiv => vfp3!(self, ty, fdiv, r, a, b),
+            Opcode::Fsqrt if ty.lane_bits() == 32 => a64!(self.ops; fsqrt V(r).S4, V(a).S4),
+            Opcode::Fsqrt => a64!(self.ops; fsqrt V(r).D2, V(a).D2),
             Opcode::Fmin => {
                 // Lanes where b > a (a < b, false on NaN) take a.
-                vfp3!(self, ty, fcmgt, 2, 1, 0);
-                a64!(self.ops; bsl V(2).B16, V(0).B16, V(1).B16);
+                vfp3!(self, ty, fcmgt, r, b, a);
+                a64!(self.ops; bsl V(r).B16, V(a).B16, V(b).B16);
             }
             Opcode::Fmax => {
-                vfp3!(self, ty, fcmgt, 2, 0, 1);
-                a64!(self.ops; bsl V(2).B16, V(0).B16, V(1).B16);
+                vfp3!(self, ty, fcmgt, r, a, b);
+                a64!(self.ops; bsl V(r).B16, V(a).B16, V(b).B16);
             }
             _ => return false,
         }
-        self.stq(2, v);
         if !matches!(d.op, Opcode::Fmin | Opcode::Fmax) {
             // Any NaN lane: all-ones where the result is not equal to itself.
-            vfp3!(self, ty, fcmeq, VT0, 2, 2);
+            vfp3!(self, ty, fcmeq, VT0, r, r);
             a64!(self.ops
                 ; mvn V(VT0).B16, V(VT0).B16
                 ; umov X(T0), V(VT0).D[0]
@@ -155,23 +151,38 @@ impl Lowerer<'_> {
                 ; orr X(T0), X(T0), X(T1)
                 ; cbz X(T0), >ok
             );
-            self.nan_fixup(v, d, ty.lane_bits(), ty.lanes());
+            self.nan_fixup(d, ty.lane_bits(), ty.lanes(), [a, b, r]);
             a64!(self.ops; ok:);
         }
+        self.vdone(v, r);
         true
     }
 
-    /// Calls the NaN fix-up on `v`'s slot, computed by `d` from its
-    /// operands' slots.
-    fn nan_fixup(&mut self, v: Value, d: &InstData, lane_bits: u32, lanes: u32) {
+    /// Calls the NaN fix-up on the result in `V(regs[2])`, computed by
+    /// `d` from the operands in `V(regs[0])` and `V(regs[1])`: the three
+    /// go to a scratch area below the frame, the fix-up rewrites the
+    /// result there and it comes back to its register.
+    fn nan_fixup(&mut self, d: &InstData, lane_bits: u32, lanes: u32, regs: [u8; 3]) {
         let unary = d.op == Opcode::Fsqrt;
         let desc = nan_desc(lane_bits, lanes, unary);
         let (low, high) = (desc & 0xffff, desc >> 16);
-        a64!(self.ops; movz W(0), #low; movk W(0), #high, lsl #16);
-        self.addr_of(1, d.arg(0));
-        self.addr_of(2, d.arg(if unary { 0 } else { 1 }));
-        self.addr_of(3, v);
+        let [a, b, r] = regs;
+        a64!(self.ops
+            ; sub sp, sp, #48
+            ; str Q(a), [sp]
+            ; str Q(b), [sp, #16]
+            ; str Q(r), [sp, #32]
+            ; movz W(0), #low
+            ; movk W(0), #high, lsl #16
+            ; add x1, sp, #0
+            ; add x2, sp, #16
+            ; add x3, sp, #32
+        );
         self.call_ctx(OFF_FIX_NAN);
+        a64!(self.ops
+            ; ldr Q(r), [sp, #32]
+            ; add sp, sp, #48
+        );
     }
 
     fn fcmp(&mut self, v: Value, d: &InstData) -> bool {

@@ -2,7 +2,15 @@
 //! storing value slots, materialising constants, masking and sign
 //! extension at a width, condition codes, and calls into Rust.
 //!
-//! Register use of the slot layer: operands go in x0-x2 / v0-v2 and
+//! Values live where [`super::alloc`] put them; [`Lowerer::load`] and
+//! [`Lowerer::store`] (and `ldx`/`stx`/`ldq`/`stq`) mean "put value v in
+//! register r" and "the result in r goes to v's home", whatever the home,
+//! so an emitter written for fixed registers works on any allocation,
+//! with a move where the value has a register of its own; converted
+//! emitters use the value's register directly ([`Lowerer::xsrc`],
+//! [`Lowerer::xdst`] and their V twins).
+//!
+//! Fixed registers of the slot path: operands go in x0-x2 / v0-v2 and
 //! results in x3 / v3 (i128 operands in the pairs x0/x1 and x2/x3, results
 //! in x4/x5); the op emitters' own temporaries are x9-x11 ([`T0`]-[`T2`])
 //! and v16-v18 ([`VT0`]-[`VT2`]); x16 holds a helper's address for `blr`
@@ -10,9 +18,10 @@
 //! an instruction's reach.
 
 use aarchx_ir::{Type, Value};
-use dynasmrt::DynasmApi;
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 
-use super::{a64, Lowerer, NO_SLOT};
+use super::alloc::{caller_saved_x, Home};
+use super::{a64, Lowerer};
 use crate::jit::regs::CTX_REG;
 
 /// Integer temporaries of the op emitters.
@@ -77,12 +86,41 @@ pub enum Cc {
     Le,
 }
 
+impl Cc {
+    /// The condition that holds when `self` does not.
+    pub fn invert(self) -> Cc {
+        match self {
+            Cc::Eq => Cc::Ne,
+            Cc::Ne => Cc::Eq,
+            Cc::Hs => Cc::Lo,
+            Cc::Lo => Cc::Hs,
+            Cc::Mi => Cc::Pl,
+            Cc::Pl => Cc::Mi,
+            Cc::Vs => Cc::Vc,
+            Cc::Vc => Cc::Vs,
+            Cc::Hi => Cc::Ls,
+            Cc::Ls => Cc::Hi,
+            Cc::Ge => Cc::Lt,
+            Cc::Lt => Cc::Ge,
+            Cc::Gt => Cc::Le,
+            Cc::Le => Cc::Gt,
+        }
+    }
+}
+
 impl Lowerer<'_> {
-    /// Frame offset of `v`'s slot.
+    /// Where `v` lives.
+    pub fn home(&self, v: Value) -> Home {
+        self.alloc.home[v.index()]
+    }
+
+    /// Frame offset of `v`'s slot (values that have one: i128s and the
+    /// values the allocator left in memory).
     pub fn off(&self, v: Value) -> u32 {
-        let o = self.slot[v.index()];
-        assert_ne!(o, NO_SLOT, "value {} has no slot", v.0);
-        o
+        match self.home(v) {
+            Home::Slot(o) => o,
+            h => panic!("value {} has no slot ({h:?})", v.0),
+        }
     }
 
     /// Loads (`store` false) or stores register `r` of width `w` at frame
@@ -130,21 +168,59 @@ impl Lowerer<'_> {
         self.slot_addr(r, off);
     }
 
+    /// Puts `v` in register `r` of width `w` (X/W: an integer register,
+    /// S/D/Q: a float/vector register), from wherever it lives.
     pub fn load(&mut self, w: Width, r: u8, v: Value) {
-        let off = self.off(v);
-        self.slot_access(false, w, r, off);
+        match (self.home(v), w) {
+            (Home::Slot(off), _) => self.slot_access(false, w, r, off),
+            (Home::X(h), Width::X) if h != r => a64!(self.ops; mov X(r), X(h)),
+            (Home::X(h), Width::W) => a64!(self.ops; mov W(r), W(h)),
+            (Home::X(_), Width::X) => {}
+            (Home::X(h), Width::S) => a64!(self.ops; fmov S(r), W(h)),
+            (Home::X(h), _) => a64!(self.ops; fmov D(r), X(h)),
+            (Home::V(h), Width::X) => a64!(self.ops; fmov X(r), D(h)),
+            (Home::V(h), Width::W) => a64!(self.ops; fmov W(r), S(h)),
+            (Home::V(h), Width::S) => a64!(self.ops; fmov S(r), S(h)),
+            (Home::V(h), Width::D) => a64!(self.ops; fmov D(r), D(h)),
+            (Home::V(h), Width::Q) if h != r => a64!(self.ops; mov V(r).B16, V(h).B16),
+            (Home::V(_), Width::Q) => {}
+            (Home::Const(c), Width::X | Width::W) => {
+                let c = if w == Width::W { c & 0xffff_ffff } else { c };
+                self.mov64(r, c);
+            }
+            (Home::Const(c), _) => {
+                self.mov64(16, c);
+                a64!(self.ops; fmov D(r), X(16));
+            }
+            (Home::None, _) => panic!("value {} is not materialised", v.0),
+        }
     }
 
+    /// Sends the result in register `r` of width `w` to `v`'s home.
     pub fn store(&mut self, w: Width, r: u8, v: Value) {
-        let off = self.off(v);
-        self.slot_access(true, w, r, off);
+        match (self.home(v), w) {
+            (Home::Slot(off), _) => self.slot_access(true, w, r, off),
+            (Home::X(h), Width::X) if h != r => a64!(self.ops; mov X(h), X(r)),
+            (Home::X(h), Width::W) => a64!(self.ops; mov W(h), W(r)),
+            (Home::X(_), Width::X) => {}
+            (Home::X(h), Width::S) => a64!(self.ops; fmov W(h), S(r)),
+            (Home::X(h), _) => a64!(self.ops; fmov X(h), D(r)),
+            (Home::V(h), Width::X) => a64!(self.ops; fmov D(h), X(r)),
+            (Home::V(h), Width::W) => a64!(self.ops; fmov S(h), W(r)),
+            (Home::V(h), Width::S) => a64!(self.ops; fmov S(h), S(r)),
+            (Home::V(h), Width::D) => a64!(self.ops; fmov D(h), D(r)),
+            (Home::V(h), Width::Q) if h != r => a64!(self.ops; mov V(h).B16, V(r).B16),
+            (Home::V(_), Width::Q) => {}
+            (h, _) => panic!("value {} cannot take a result ({h:?})", v.0),
+        }
     }
 
-    /// Loads the low 8 bytes of `v` into `X(r)`.
+    /// Puts the low 8 bytes of `v` in `X(r)`.
     pub fn ldx(&mut self, r: u8, v: Value) {
         self.load(Width::X, r, v);
     }
 
+    /// Sends the result in `X(r)` to `v`'s home.
     pub fn stx(&mut self, r: u8, v: Value) {
         self.store(Width::X, r, v);
     }
@@ -166,6 +242,67 @@ impl Lowerer<'_> {
 
     pub fn stq(&mut self, r: u8, v: Value) {
         self.store(Width::Q, r, v);
+    }
+
+    /// The X register to read integer value `v` from: its own register,
+    /// or `scratch` after loading it there.
+    pub fn xsrc(&mut self, v: Value, scratch: u8) -> u8 {
+        match self.home(v) {
+            Home::X(h) => h,
+            _ => {
+                self.ldx(scratch, v);
+                scratch
+            }
+        }
+    }
+
+    /// The X register to compute integer result `v` into: its own
+    /// register, or `scratch` (then [`Lowerer::xdone`] stores it).
+    pub fn xdst(&self, v: Value, scratch: u8) -> u8 {
+        match self.home(v) {
+            Home::X(h) => h,
+            _ => scratch,
+        }
+    }
+
+    /// Finishes a result computed into `r` = [`Lowerer::xdst`].
+    pub fn xdone(&mut self, v: Value, r: u8) {
+        self.stx(r, v);
+    }
+
+    /// The V register to read float/vector value `v` from (its own, or
+    /// `scratch` loaded at the width of its type).
+    pub fn vsrc(&mut self, v: Value, scratch: u8) -> u8 {
+        match self.home(v) {
+            Home::V(h) => h,
+            _ => {
+                let w = Width::fp(self.ty_of(v));
+                self.load(w, scratch, v);
+                scratch
+            }
+        }
+    }
+
+    /// The V register to compute float/vector result `v` into.
+    pub fn vdst(&self, v: Value, scratch: u8) -> u8 {
+        match self.home(v) {
+            Home::V(h) => h,
+            _ => scratch,
+        }
+    }
+
+    /// Finishes a result computed into `r` = [`Lowerer::vdst`].
+    pub fn vdone(&mut self, v: Value, r: u8) {
+        let w = Width::fp(self.ty_of(v));
+        self.store(w, r, v);
+    }
+
+    /// The integer constant `v` is, if it is one.
+    pub fn const_value(&self, v: Value) -> Option<u64> {
+        match self.home(v) {
+            Home::Const(c) => Some(c),
+            _ => None,
+        }
     }
 
     /// `X(r) = imm`, in one to four instructions.
@@ -249,6 +386,26 @@ impl Lowerer<'_> {
         }
     }
 
+    /// `b.cc label`.
+    pub fn b_cond(&mut self, cc: Cc, label: DynamicLabel) {
+        match cc {
+            Cc::Eq => a64!(self.ops; b.eq =>label),
+            Cc::Ne => a64!(self.ops; b.ne =>label),
+            Cc::Hs => a64!(self.ops; b.hs =>label),
+            Cc::Lo => a64!(self.ops; b.lo =>label),
+            Cc::Mi => a64!(self.ops; b.mi =>label),
+            Cc::Pl => a64!(self.ops; b.pl =>label),
+            Cc::Vs => a64!(self.ops; b.vs =>label),
+            Cc::Vc => a64!(self.ops; b.vc =>label),
+            Cc::Hi => a64!(self.ops; b.hi =>label),
+            Cc::Ls => a64!(self.ops; b.ls =>label),
+            Cc::Ge => a64!(self.ops; b.ge =>label),
+            Cc::Lt => a64!(self.ops; b.lt =>label),
+            Cc::Gt => a64!(self.ops; b.gt =>label),
+            Cc::Le => a64!(self.ops; b.le =>label),
+        }
+    }
+
     /// `X(d) = cc ? X(a) : X(b)`.
     pub fn csel(&mut self, d: u8, a: u8, b: u8, cc: Cc) {
         match cc {
@@ -271,24 +428,66 @@ impl Lowerer<'_> {
 
     /// Calls the Rust function whose address is at `ctx_off` in the JIT
     /// context, with arguments already in x0-x3. Clobbers every
-    /// caller-saved register.
+    /// caller-saved register except those holding values live across
+    /// the instruction being lowered, which it saves and restores on the
+    /// stack around the call (every call from translated code goes
+    /// through here).
     pub fn call_ctx(&mut self, ctx_off: u32) {
+        let (xs, vs) = self.live_caller_saved();
+        for pair in xs.chunks(2) {
+            match *pair {
+                [a, b] => a64!(self.ops; stp X(a), X(b), [sp, #-16]!),
+                [a] => a64!(self.ops; str X(a), [sp, #-16]!),
+                _ => {}
+            }
+        }
+        for &q in &vs {
+            a64!(self.ops; str Q(q), [sp, #-16]!);
+        }
         a64!(self.ops
             ; ldr x16, [X(CTX_REG), #ctx_off]
             ; blr x16
         );
+        for &q in vs.iter().rev() {
+            a64!(self.ops; ldr Q(q), [sp], #16);
+        }
+        for pair in xs.chunks(2).rev() {
+            match *pair {
+                [a, b] => a64!(self.ops; ldp X(a), X(b), [sp], #16),
+                [a] => a64!(self.ops; ldr X(a), [sp], #16),
+                _ => {}
+            }
+        }
+    }
+
+    /// The caller-saved X and V registers holding values defined before
+    /// the current instruction and read by it or later.
+    fn live_caller_saved(&self) -> (Vec<u8>, Vec<u8>) {
+        let at = self.alloc.pos[self.current as usize];
+        let (mut xs, mut vs) = (Vec::new(), Vec::new());
+        for (i, h) in self.alloc.home.iter().enumerate() {
+            if !(self.alloc.pos[i] < at && at <= self.alloc.end[i]) {
+                continue;
+            }
+            match *h {
+                Home::X(x) if caller_saved_x(x) => xs.push(x),
+                Home::V(x) => vs.push(x),
+                _ => {}
+            }
+        }
+        (xs, vs)
     }
 
     /// Allocates the frame: the first code of the region (and the target
     /// of chained branches).
     pub fn prologue(&mut self) {
-        let frame = self.frame;
+        let frame = self.alloc.frame;
         self.adjust_sp(frame, false);
     }
 
     /// Frees the frame before leaving the region.
     pub fn pop_frame(&mut self) {
-        let frame = self.frame;
+        let frame = self.alloc.frame;
         self.adjust_sp(frame, true);
     }
 

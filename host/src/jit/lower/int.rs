@@ -12,6 +12,7 @@
 use aarchx_ir::{InstData, IntCond, Opcode, Type, Value};
 use dynasmrt::{DynasmApi, DynasmLabelApi};
 
+use super::alloc::Fold;
 use super::frame::{Cc, Width, T0, T1, T2};
 use super::{a64, Decline, Lowerer};
 use crate::jit::context::OFF_INT128;
@@ -33,24 +34,32 @@ pub fn int_cc(cond: IntCond) -> Cc {
     }
 }
 
+/// `-c` at the width `bits` (zero-extended).
+fn neg_at(c: u64, bits: u32) -> u64 {
+    let neg = c.wrapping_neg();
+    if bits == 64 {
+        neg
+    } else {
+        neg & ((1 << bits) - 1)
+    }
+}
+
 fn is_signed(cond: IntCond) -> bool {
     matches!(cond, IntCond::Slt | IntCond::Sle | IntCond::Sgt | IntCond::Sge)
 }
 
 impl Lowerer<'_> {
-    /// `iconst.T IMM`, masked to T as the interpreter does.
+    /// `iconst.T IMM`: nothing to emit, its users materialise or fold
+    /// the constant (see [`super::alloc`]).
     pub(super) fn iconst(&mut self, v: Value, d: &InstData) -> Result<(), Decline> {
-        let bits = d.ty.bits();
-        if !d.ty.is_int() || bits > 64 {
-            return Err(self.decline(d));
+        match self.const_value(v) {
+            Some(_) => Ok(()),
+            None => Err(self.decline(d)),
         }
-        let imm = if bits == 64 { d.imm64() } else { d.imm64() & ((1 << bits) - 1) };
-        self.mov64(3, imm);
-        self.stx(3, v);
-        Ok(())
     }
 
-    /// A scalar integer op on types up to 64 bits.
+    /// A scalar integer op on types up to 64 bits, on the values'
+    /// registers (x0-x2 and x3 stand in for values kept in memory).
     pub(super) fn int_op(&mut self, v: Value, d: &InstData) -> Result<(), Decline> {
         let ty = d.ty;
         // Parity reads the low byte whatever the width.
@@ -58,61 +67,162 @@ impl Lowerer<'_> {
         if !ty.is_int() || bits > 64 {
             return Err(self.decline(d));
         }
+        let binary = d.op.format() == aarchx_ir::Format::Binary;
+        if binary && self.ty_of(d.arg(1)).bits() > 64 {
+            return Err(self.decline(d));
+        }
+        let dst = self.xdst(v, 3);
         match d.op {
             Opcode::Zext | Opcode::Trunc => {
-                self.ldx(0, d.arg(0));
-                a64!(self.ops; mov X(3), X(0));
-                self.mask(3, bits);
+                let a = self.xsrc(d.arg(0), 0);
+                match bits {
+                    64 => a64!(self.ops; mov X(dst), X(a)),
+                    32 => a64!(self.ops; mov W(dst), W(a)),
+                    // Zero-extended already: a copy.
+                    _ if d.op == Opcode::Zext => a64!(self.ops; mov X(dst), X(a)),
+                    _ => a64!(self.ops; ubfx X(dst), X(a), #0, #bits),
+                }
             }
             Opcode::Sext => {
                 let from = self.ty_of(d.arg(0)).bits();
-                self.ldx(3, d.arg(0));
-                self.sext(3, from);
-                self.mask(3, bits);
+                let a = self.xsrc(d.arg(0), 0);
+                match from {
+                    1 => a64!(self.ops; sbfx X(dst), X(a), #0, #1),
+                    8 => a64!(self.ops; sxtb X(dst), W(a)),
+                    16 => a64!(self.ops; sxth X(dst), W(a)),
+                    32 => a64!(self.ops; sxtw X(dst), W(a)),
+                    _ => a64!(self.ops; mov X(dst), X(a)),
+                }
+                self.mask(dst, bits);
             }
             Opcode::Concat => {
-                self.ldx(0, d.arg(0));
-                self.ldx(1, d.arg(1));
+                let a = self.xsrc(d.arg(0), 0);
+                let b = self.xsrc(d.arg(1), 1);
                 match bits {
-                    16 => a64!(self.ops; orr X(3), X(1), X(0), lsl #8),
-                    32 => a64!(self.ops; orr X(3), X(1), X(0), lsl #16),
-                    64 => a64!(self.ops; orr X(3), X(1), X(0), lsl #32),
+                    16 => a64!(self.ops; orr X(dst), X(b), X(a), lsl #8),
+                    32 => a64!(self.ops; orr X(dst), X(b), X(a), lsl #16),
+                    64 => a64!(self.ops; orr X(dst), X(b), X(a), lsl #32),
                     _ => return Err(self.decline(d)),
                 }
             }
             Opcode::Icmp => {
                 let cond = IntCond::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
-                self.ldx(0, d.arg(0));
-                self.ldx(1, d.arg(1));
-                if is_signed(cond) && bits < 64 {
-                    self.sext_to(T0, 0, bits);
-                    self.sext_to(T1, 1, bits);
-                    a64!(self.ops; cmp X(T0), X(T1));
-                } else {
-                    a64!(self.ops; cmp X(0), X(1));
-                }
-                self.cset(3, int_cc(cond));
+                let cc = self.compare(cond, bits, d.arg(0), d.arg(1));
+                self.cset(dst, cc);
             }
             Opcode::Not | Opcode::Neg | Opcode::Clz | Opcode::Ctz | Opcode::Popcnt | Opcode::Bswap | Opcode::Parity => {
-                self.ldx(0, d.arg(0));
-                if !self.int_unary(d.op, bits, 3, 0) {
+                let a = self.xsrc(d.arg(0), 0);
+                if !self.int_unary(d.op, bits, dst, a) {
                     return Err(self.decline(d));
                 }
             }
-            _ if d.op.format() == aarchx_ir::Format::Binary => {
-                if self.ty_of(d.arg(1)).bits() > 64 {
-                    return Err(self.decline(d));
-                }
-                self.ldx(0, d.arg(0));
-                self.ldx(1, d.arg(1));
-                if !self.int_binary(d.op, bits, 3, 0, 1) {
-                    return Err(self.decline(d));
+            _ if binary => {
+                if !self.binary_folded(d, bits, dst) {
+                    let a = self.xsrc(d.arg(0), 0);
+                    let b = self.xsrc(d.arg(1), 1);
+                    if !self.int_binary(d.op, bits, dst, a, b) {
+                        return Err(self.decline(d));
+                    }
                 }
             }
             _ => return Err(self.decline(d)),
         }
-        self.stx(3, v);
+        self.xdone(v, dst);
         Ok(())
+    }
+
+    /// Sets the flags for `icmp cond a, b` at `bits` and returns the
+    /// condition to test: a constant `b` in `cmp`'s 12-bit immediate
+    /// (or `cmn`'s), 32-bit compares on W registers, 8- and 16-bit signed
+    /// ones on sign-extended copies.
+    pub fn compare(&mut self, cond: IntCond, bits: u32, a: Value, b: Value) -> Cc {
+        let cc = int_cc(cond);
+        let signed_narrow = is_signed(cond) && bits < 32;
+        let ra = self.xsrc(a, 0);
+        let ra = if signed_narrow {
+            self.sext_to(T0, ra, bits);
+            T0
+        } else {
+            ra
+        };
+        let c = self.const_value(b).filter(|_| !signed_narrow);
+        match c {
+            Some(c) if c <= 0xfff && bits == 32 => a64!(self.ops; cmp WSP(ra), #c as u32),
+            Some(c) if c <= 0xfff => a64!(self.ops; cmp XSP(ra), #c as u32),
+            Some(c) if bits == 64 && c.wrapping_neg() <= 0xfff => {
+                let n = c.wrapping_neg() as u32;
+                a64!(self.ops; cmn XSP(ra), #n);
+            }
+            _ => {
+                let rb = self.xsrc(b, 1);
+                if signed_narrow {
+                    self.sext_to(T1, rb, bits);
+                    a64!(self.ops; cmp X(ra), X(T1));
+                } else if bits == 32 {
+                    a64!(self.ops; cmp W(ra), W(rb));
+                } else {
+                    a64!(self.ops; cmp X(ra), X(rb));
+                }
+            }
+        }
+        cc
+    }
+
+    /// A binary op whose second operand is a constant the instruction can
+    /// take as an immediate: add/sub imm12, logical bitmask immediates,
+    /// shifts by a constant. False (nothing emitted) otherwise.
+    fn binary_folded(&mut self, d: &InstData, bits: u32, dst: u8) -> bool {
+        let Some(c) = self.const_value(d.arg(1)) else { return false };
+        let op = d.op;
+        let logical = matches!(op, Opcode::And | Opcode::Or | Opcode::Xor);
+        let fits = match op {
+            Opcode::Add | Opcode::Sub => c <= 0xfff || neg_at(c, bits) <= 0xfff,
+            _ if logical => c != 0 && c != u64::MAX && dynasmrt::aarch64::encode_logical_immediate_64bit(c).is_some(),
+            Opcode::Shl | Opcode::Lshr | Opcode::Ashr => matches!(bits, 8 | 16 | 32 | 64),
+            _ => false,
+        };
+        if !fits {
+            return false;
+        }
+        let a = self.xsrc(d.arg(0), 0);
+        match op {
+            Opcode::Add | Opcode::Sub => {
+                // a + c is a - (-c) at the width: pick whichever fits.
+                let (sub, imm) = if c <= 0xfff { (op == Opcode::Sub, c) } else { (op == Opcode::Add, neg_at(c, bits)) };
+                let imm = imm as u32;
+                match (sub, bits == 32) {
+                    (false, true) => a64!(self.ops; add WSP(dst), WSP(a), #imm),
+                    (true, true) => a64!(self.ops; sub WSP(dst), WSP(a), #imm),
+                    (false, false) => a64!(self.ops; add XSP(dst), XSP(a), #imm),
+                    (true, false) => a64!(self.ops; sub XSP(dst), XSP(a), #imm),
+                }
+                if bits != 32 {
+                    self.mask(dst, bits);
+                }
+            }
+            Opcode::And => a64!(self.ops; and XSP(dst), X(a), #c),
+            Opcode::Or => a64!(self.ops; orr XSP(dst), X(a), #c),
+            Opcode::Xor => a64!(self.ops; eor XSP(dst), X(a), #c),
+            _ => {
+                // Shift amounts of the width or more give 0 (or the sign).
+                let n = c.min(u64::from(bits)) as u32;
+                match op {
+                    Opcode::Shl | Opcode::Lshr if n == bits => a64!(self.ops; movz X(dst), #0),
+                    Opcode::Shl => {
+                        let width = bits - n;
+                        a64!(self.ops; ubfiz X(dst), X(a), #n, #width);
+                    }
+                    Opcode::Lshr => a64!(self.ops; lsr X(dst), X(a), #n),
+                    _ => {
+                        let n = n.min(bits - 1);
+                        let width = bits - n;
+                        a64!(self.ops; sbfx X(dst), X(a), #n, #width);
+                        self.mask(dst, bits);
+                    }
+                }
+            }
+        }
+        true
     }
 
     /// `X(dst) = X(a) OP X(b)` at `bits` (operands zero-extended). False
@@ -120,14 +230,20 @@ impl Lowerer<'_> {
     pub fn int_binary(&mut self, op: Opcode, bits: u32, dst: u8, a: u8, b: u8) -> bool {
         let d = dst;
         match op {
+            // 32-bit ops zero the upper half: no mask.
+            Opcode::Add if bits == 32 => a64!(self.ops; add W(d), W(a), W(b)),
             Opcode::Add => {
                 a64!(self.ops; add X(d), X(a), X(b));
                 self.mask(d, bits);
             }
+            // 32-bit ops zero the upper half: no mask.
+            Opcode::Sub if bits == 32 => a64!(self.ops; sub W(d), W(a), W(b)),
             Opcode::Sub => {
                 a64!(self.ops; sub X(d), X(a), X(b));
                 self.mask(d, bits);
             }
+            // 32-bit ops zero the upper half: no mask.
+            Opcode::Mul if bits == 32 => a64!(self.ops; mul W(d), W(a), W(b)),
             Opcode::Mul => {
                 a64!(self.ops; mul X(d), X(a), X(b));
                 self.mask(d, bits);
@@ -321,10 +437,12 @@ impl Lowerer<'_> {
     pub fn int_unary(&mut self, op: Opcode, bits: u32, dst: u8, a: u8) -> bool {
         let d = dst;
         match op {
+            Opcode::Not if bits == 32 => a64!(self.ops; mvn W(d), W(a)),
             Opcode::Not => {
                 a64!(self.ops; mvn X(d), X(a));
                 self.mask(d, bits);
             }
+            Opcode::Neg if bits == 32 => a64!(self.ops; neg W(d), W(a)),
             Opcode::Neg => {
                 a64!(self.ops; neg X(d), X(a));
                 self.mask(d, bits);
@@ -588,23 +706,65 @@ impl Lowerer<'_> {
         self.stx_hi(r + 1, v);
     }
 
+    /// Sets the flags for a `select` or `brif` on `cond` and returns the
+    /// condition that means true: the folded `icmp`'s own compare, or a
+    /// test of the i1 (then `ne`; non-folded conditions always give `ne`).
+    pub fn select_cc(&mut self, cond: Value) -> Cc {
+        let d = *self.r.inst(cond);
+        if self.alloc.fold[cond.index()] == Fold::Compare {
+            let c = IntCond::from_u16(d.aux).expect("a verified icmp");
+            return self.compare(c, d.ty.bits(), d.arg(0), d.arg(1));
+        }
+        let c = self.xsrc(cond, 0);
+        a64!(self.ops; tst X(c), #1);
+        Cc::Ne
+    }
+
     /// `select` (any type, as bits) and `bitcast` (a copy at the width).
     pub(super) fn generic_op(&mut self, v: Value, d: &InstData) -> Result<(), Decline> {
         match d.op {
-            Opcode::Select => {
-                let wide = d.ty.bits() > 64;
+            Opcode::Select if d.ty == Type::I128 => {
                 self.ldx(0, d.arg(0));
                 a64!(self.ops; tst X(0), #1);
+                for half in [false, true] {
+                    if half {
+                        self.ldx_hi(1, d.arg(1));
+                        self.ldx_hi(2, d.arg(2));
+                    } else {
+                        self.ldx(1, d.arg(1));
+                        self.ldx(2, d.arg(2));
+                    }
+                    a64!(self.ops; csel X(3), X(1), X(2), ne);
+                    if half {
+                        self.stx_hi(3, v);
+                    } else {
+                        self.stx(3, v);
+                    }
+                }
+            }
+            Opcode::Select if d.ty.bits() > 64 => {
+                self.select_cc(d.arg(0));
+                let (t, f, dst) = (self.vsrc(d.arg(1), 1), self.vsrc(d.arg(2), 2), self.vdst(v, 3));
+                a64!(self.ops
+                    ; csetm X(T0), ne
+                    ; dup V(dst).D2, X(T0)
+                    ; bsl V(dst).B16, V(t).B16, V(f).B16
+                );
+                self.vdone(v, dst);
+            }
+            Opcode::Select if d.ty.is_int() => {
+                // Loads and constants leave the flags alone.
+                let cc = self.select_cc(d.arg(0));
+                let (t, f, dst) = (self.xsrc(d.arg(1), 1), self.xsrc(d.arg(2), 2), self.xdst(v, 3));
+                self.csel(dst, t, f, cc);
+                self.xdone(v, dst);
+            }
+            Opcode::Select => {
+                self.select_cc(d.arg(0));
                 self.ldx(1, d.arg(1));
                 self.ldx(2, d.arg(2));
                 a64!(self.ops; csel X(3), X(1), X(2), ne);
                 self.stx(3, v);
-                if wide {
-                    self.ldx_hi(1, d.arg(1));
-                    self.ldx_hi(2, d.arg(2));
-                    a64!(self.ops; csel X(3), X(1), X(2), ne);
-                    self.stx_hi(3, v);
-                }
             }
             Opcode::Bitcast => match d.ty.bits() {
                 32 => {

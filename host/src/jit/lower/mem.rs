@@ -15,11 +15,27 @@
 use aarchx_ir::{GuestState, InstData, MemFlags, Opcode, RmwOp, Type, Value};
 use dynasmrt::{DynasmApi, DynasmLabelApi};
 
+use super::alloc::Fold;
 use super::frame::T0;
 use super::{a64, Decline, Lowerer};
 use crate::jit::context::{OFF_JOURNAL_CUR, OFF_JOURNAL_END, OFF_JOURNAL_GROW};
 use crate::jit::journal::ENTRY_SIZE;
 use crate::jit::regs::{CTX_REG, STATE_REG};
+
+/// How a plain guest access addresses memory (registers by number).
+#[derive(Clone, Copy, Debug)]
+enum Addr {
+    /// `[base]`.
+    Base(u8),
+    /// `[base, #offset]`, the offset a multiple of the access size.
+    Imm(u8, u32),
+    /// `[base, #offset]` for -256..=255 (`ldur`/`stur`).
+    Unscaled(u8, i32),
+    /// `[base, index]`.
+    Reg(u8, u8),
+    /// `[base, index, lsl #log2(size)]`.
+    Scaled(u8, u8),
+}
 
 impl Lowerer<'_> {
     pub(super) fn mem_op(&mut self, v: Value, d: &InstData) -> Result<(), Decline> {
@@ -43,22 +59,24 @@ impl Lowerer<'_> {
         let reg = d.reg();
         let Some(ty) = reg.ty() else { return false };
         let off = GuestState::offset_of(reg) as u32;
+        if ty == Type::V128 {
+            let q = self.vdst(v, 3);
+            a64!(self.ops; ldr Q(q), [X(STATE_REG), #off]);
+            self.vdone(v, q);
+            return true;
+        }
+        let x = self.xdst(v, 3);
         match ty {
-            Type::I64 => a64!(self.ops; ldr X(3), [X(STATE_REG), #off]),
+            Type::I64 => a64!(self.ops; ldr X(x), [X(STATE_REG), #off]),
             Type::I1 => a64!(self.ops
-                ; ldrb W(3), [X(STATE_REG), #off]
-                ; and WSP(3), W(3), #1
+                ; ldrb W(x), [X(STATE_REG), #off]
+                ; and WSP(x), W(x), #1
             ),
-            Type::I32 => a64!(self.ops; ldr W(3), [X(STATE_REG), #off]),
-            Type::I16 => a64!(self.ops; ldrh W(3), [X(STATE_REG), #off]),
-            Type::V128 => {
-                a64!(self.ops; ldr Q(3), [X(STATE_REG), #off]);
-                self.stq(3, v);
-                return true;
-            }
+            Type::I32 => a64!(self.ops; ldr W(x), [X(STATE_REG), #off]),
+            Type::I16 => a64!(self.ops; ldrh W(x), [X(STATE_REG), #off]),
             _ => return false,
         }
-        self.stx(3, v);
+        self.xdone(v, x);
         true
     }
 
@@ -67,17 +85,17 @@ impl Lowerer<'_> {
         let Some(ty) = reg.ty() else { return false };
         let off = GuestState::offset_of(reg) as u32;
         if ty == Type::V128 {
-            self.ldq(0, d.arg(0));
-            a64!(self.ops; str Q(0), [X(STATE_REG), #off]);
+            let q = self.vsrc(d.arg(0), 0);
+            a64!(self.ops; str Q(q), [X(STATE_REG), #off]);
             return true;
         }
-        self.ldx(0, d.arg(0));
+        let x = self.xsrc(d.arg(0), 0);
         match ty {
-            Type::I64 => a64!(self.ops; str X(0), [X(STATE_REG), #off]),
+            Type::I64 => a64!(self.ops; str X(x), [X(STATE_REG), #off]),
             // An i1 is 0 or 1 already, as the flag byte must be.
-            Type::I1 => a64!(self.ops; strb W(0), [X(STATE_REG), #off]),
-            Type::I32 => a64!(self.ops; str W(0), [X(STATE_REG), #off]),
-            Type::I16 => a64!(self.ops; strh W(0), [X(STATE_REG), #off]),
+            Type::I1 => a64!(self.ops; strb W(x), [X(STATE_REG), #off]),
+            Type::I32 => a64!(self.ops; str W(x), [X(STATE_REG), #off]),
+            Type::I16 => a64!(self.ops; strh W(x), [X(STATE_REG), #off]),
             _ => return false,
         }
         true
@@ -87,69 +105,132 @@ impl Lowerer<'_> {
         MemFlags::from_u16(d.aux).map(|f| f == MemFlags::Ordered)
     }
 
+    /// The addressing of a plain access of `bits` at `addr`: an address
+    /// `iadd` folded into it (see [`super::alloc`]) becomes base plus
+    /// immediate, base plus register or base plus scaled index; x0 and x1
+    /// stand in for values kept in memory.
+    fn guest_addr(&mut self, addr: Value, bits: u32) -> Addr {
+        if self.alloc.fold[addr.index()] != Fold::Address {
+            return Addr::Base(self.xsrc(addr, 0));
+        }
+        let ad = *self.r.inst(addr);
+        let base = self.xsrc(ad.arg(0), 0);
+        let y = ad.arg(1);
+        if self.alloc.fold[y.index()] == Fold::Index {
+            let index = self.xsrc(self.r.inst(y).arg(0), 1);
+            return Addr::Scaled(base, index);
+        }
+        let size = u64::from(bits / 8);
+        match self.const_value(y) {
+            Some(c) if c % size == 0 && c / size <= 4095 => Addr::Imm(base, c as u32),
+            Some(c) if (c as i64) >= -256 && (c as i64) <= 255 => Addr::Unscaled(base, c as i32),
+            _ => Addr::Reg(base, self.xsrc(y, 1)),
+        }
+    }
+
     fn guest_load(&mut self, v: Value, d: &InstData) -> bool {
         let Some(ordered) = Self::ordered(d) else { return false };
         let bits = d.ty.bits();
-        self.ldx(0, d.arg(0));
         if bits == 128 {
-            a64!(self.ops; ldr Q(3), [X(0)]);
+            let a = self.xsrc(d.arg(0), 0);
+            let q = self.vdst(v, 3);
+            a64!(self.ops; ldr Q(q), [X(a)]);
             if ordered {
                 a64!(self.ops; dmb ishld);
             }
-            self.stq(3, v);
+            self.vdone(v, q);
             return true;
         }
         if !matches!(bits, 8 | 16 | 32 | 64) {
             return false;
         }
-        if ordered && bits > 8 {
-            // ldar needs an aligned address; x86 does not. An unaligned
-            // access takes a plain load followed by a barrier.
-            self.branch_if_unaligned(bits);
-            match bits {
-                16 => a64!(self.ops; ldarh W(3), [X(0)]),
-                32 => a64!(self.ops; ldar W(3), [X(0)]),
-                _ => a64!(self.ops; ldar X(3), [X(0)]),
+        let x = self.xdst(v, 3);
+        if ordered {
+            let a = self.xsrc(d.arg(0), 0);
+            if bits > 8 {
+                // ldar needs an aligned address; x86 does not. An unaligned
+                // access takes a plain load followed by a barrier.
+                self.branch_if_unaligned(bits, a);
+                match bits {
+                    16 => a64!(self.ops; ldarh W(x), [X(a)]),
+                    32 => a64!(self.ops; ldar W(x), [X(a)]),
+                    _ => a64!(self.ops; ldar X(x), [X(a)]),
+                }
+                a64!(self.ops; b >done; unaligned:);
+                self.plain_load(bits, x, Addr::Base(a));
+                a64!(self.ops; dmb ishld; done:);
+            } else {
+                a64!(self.ops; ldarb W(x), [X(a)]);
             }
-            a64!(self.ops; b >done; unaligned:);
-            self.plain_load(bits);
-            a64!(self.ops; dmb ishld; done:);
-        } else if ordered {
-            a64!(self.ops; ldarb W(3), [X(0)]);
         } else {
-            self.plain_load(bits);
+            let at = self.guest_addr(d.arg(0), bits);
+            self.plain_load(bits, x, at);
         }
-        self.stx(3, v);
+        self.xdone(v, x);
         true
     }
 
-    /// `X(3)` = the `bits`-bit value at `[X(0)]`, zero-extended.
-    fn plain_load(&mut self, bits: u32) {
+    /// `X(x)` = the `bits`-bit value at `at`, zero-extended.
+    fn plain_load(&mut self, bits: u32, x: u8, at: Addr) {
+        macro_rules! ld {
+            ($op:ident, $r:ident, $shift:literal) => {
+                match at {
+                    Addr::Base(b) => a64!(self.ops; $op $r(x), [X(b)]),
+                    Addr::Imm(b, o) => a64!(self.ops; $op $r(x), [X(b), #o]),
+                    Addr::Unscaled(b, o) => a64!(self.ops; ldur $r(x), [X(b), #o]),
+                    Addr::Reg(b, i) => a64!(self.ops; $op $r(x), [X(b), X(i)]),
+                    Addr::Scaled(b, i) => a64!(self.ops; $op $r(x), [X(b), X(i), lsl #$shift]),
+                }
+            };
+        }
         match bits {
-            8 => a64!(self.ops; ldrb W(3), [X(0)]),
-            16 => a64!(self.ops; ldrh W(3), [X(0)]),
-            32 => a64!(self.ops; ldr W(3), [X(0)]),
-            _ => a64!(self.ops; ldr X(3), [X(0)]),
+            8 => match at {
+                Addr::Unscaled(b, o) => a64!(self.ops; ldurb W(x), [X(b), #o]),
+                _ => ld!(ldrb, W, 0),
+            },
+            16 => match at {
+                Addr::Unscaled(b, o) => a64!(self.ops; ldurh W(x), [X(b), #o]),
+                _ => ld!(ldrh, W, 1),
+            },
+            32 => ld!(ldr, W, 2),
+            _ => ld!(ldr, X, 3),
         }
     }
 
-    /// `[X(0)]` = the low `bits` of `X(r)`.
-    fn plain_store(&mut self, bits: u32, r: u8) {
+    /// The `bits`-bit value at `at` = the low `bits` of `X(r)`.
+    fn plain_store(&mut self, bits: u32, r: u8, at: Addr) {
+        macro_rules! st {
+            ($op:ident, $w:ident, $shift:literal) => {
+                match at {
+                    Addr::Base(b) => a64!(self.ops; $op $w(r), [X(b)]),
+                    Addr::Imm(b, o) => a64!(self.ops; $op $w(r), [X(b), #o]),
+                    Addr::Unscaled(b, o) => a64!(self.ops; stur $w(r), [X(b), #o]),
+                    Addr::Reg(b, i) => a64!(self.ops; $op $w(r), [X(b), X(i)]),
+                    Addr::Scaled(b, i) => a64!(self.ops; $op $w(r), [X(b), X(i), lsl #$shift]),
+                }
+            };
+        }
         match bits {
-            8 => a64!(self.ops; strb W(r), [X(0)]),
-            16 => a64!(self.ops; strh W(r), [X(0)]),
-            32 => a64!(self.ops; str W(r), [X(0)]),
-            _ => a64!(self.ops; str X(r), [X(0)]),
+            8 => match at {
+                Addr::Unscaled(b, o) => a64!(self.ops; sturb W(r), [X(b), #o]),
+                _ => st!(strb, W, 0),
+            },
+            16 => match at {
+                Addr::Unscaled(b, o) => a64!(self.ops; sturh W(r), [X(b), #o]),
+                _ => st!(strh, W, 1),
+            },
+            32 => st!(str, W, 2),
+            _ => st!(str, X, 3),
         }
     }
 
-    /// Branches to the next `unaligned:` label when the address in `X(0)`
+    /// Branches to the next `unaligned:` label when the address in `X(a)`
     /// is not aligned to `bits` (16, 32 or 64).
-    fn branch_if_unaligned(&mut self, bits: u32) {
+    fn branch_if_unaligned(&mut self, bits: u32, a: u8) {
         match bits {
-            16 => a64!(self.ops; tst X(0), #1),
-            32 => a64!(self.ops; tst X(0), #3),
-            _ => a64!(self.ops; tst X(0), #7),
+            16 => a64!(self.ops; tst X(a), #1),
+            32 => a64!(self.ops; tst X(a), #3),
+            _ => a64!(self.ops; tst X(a), #7),
         }
         a64!(self.ops; b.ne >unaligned);
     }
@@ -163,30 +244,35 @@ impl Lowerer<'_> {
         if self.options.journal {
             self.journal(d.arg(0), bits / 8);
         }
-        self.ldx(0, d.arg(0));
         if bits == 128 {
-            self.ldq(1, d.arg(1));
+            let a = self.xsrc(d.arg(0), 0);
+            let q = self.vsrc(d.arg(1), 1);
             if ordered {
                 a64!(self.ops; dmb ish);
             }
-            a64!(self.ops; str Q(1), [X(0)]);
+            a64!(self.ops; str Q(q), [X(a)]);
             return true;
         }
-        self.ldx(1, d.arg(1));
-        if ordered && bits > 8 {
-            self.branch_if_unaligned(bits);
+        if !ordered {
+            let at = self.guest_addr(d.arg(0), bits);
+            let x = self.xsrc(d.arg(1), 2);
+            self.plain_store(bits, x, at);
+            return true;
+        }
+        let a = self.xsrc(d.arg(0), 0);
+        let x = self.xsrc(d.arg(1), 1);
+        if bits > 8 {
+            self.branch_if_unaligned(bits, a);
             match bits {
-                16 => a64!(self.ops; stlrh W(1), [X(0)]),
-                32 => a64!(self.ops; stlr W(1), [X(0)]),
-                _ => a64!(self.ops; stlr X(1), [X(0)]),
+                16 => a64!(self.ops; stlrh W(x), [X(a)]),
+                32 => a64!(self.ops; stlr W(x), [X(a)]),
+                _ => a64!(self.ops; stlr X(x), [X(a)]),
             }
             a64!(self.ops; b >done; unaligned: ; dmb ish);
-            self.plain_store(bits, 1);
+            self.plain_store(bits, x, Addr::Base(a));
             a64!(self.ops; done:);
-        } else if ordered {
-            a64!(self.ops; stlrb W(1), [X(0)]);
         } else {
-            self.plain_store(bits, 1);
+            a64!(self.ops; stlrb W(x), [X(a)]);
         }
         true
     }
@@ -217,7 +303,7 @@ impl Lowerer<'_> {
             };
         }
         if bits > 8 {
-            self.branch_if_unaligned(bits);
+            self.branch_if_unaligned(bits, 0);
         }
         match op {
             RmwOp::Add => sized!(ldaddalb, ldaddalh, ldaddal),
@@ -233,7 +319,7 @@ impl Lowerer<'_> {
             // respect to this thread (split locks are rare and slow on
             // x86 too).
             a64!(self.ops; b >done; unaligned: ; dmb ish);
-            self.plain_load(bits);
+            self.plain_load(bits, 3, Addr::Base(0));
             match op {
                 RmwOp::Add => a64!(self.ops; add X(T0), X(3), X(1)),
                 RmwOp::And => a64!(self.ops; bic X(T0), X(3), X(1)),
@@ -241,7 +327,7 @@ impl Lowerer<'_> {
                 RmwOp::Xor => a64!(self.ops; eor X(T0), X(3), X(1)),
                 RmwOp::Xchg => a64!(self.ops; mov X(T0), X(1)),
             }
-            self.plain_store(bits, T0);
+            self.plain_store(bits, T0, Addr::Base(0));
             a64!(self.ops; dmb ish; done:);
         }
         self.stx(3, v);
@@ -261,7 +347,7 @@ impl Lowerer<'_> {
         self.ldx(2, d.arg(2));
         // casal compares with and returns the old value in its first register.
         if bits > 8 {
-            self.branch_if_unaligned(bits);
+            self.branch_if_unaligned(bits, 0);
         }
         match bits {
             8 => a64!(self.ops; casalb W(3), W(2), [X(0)]),
@@ -278,12 +364,12 @@ impl Lowerer<'_> {
                 ; dmb ish
                 ; mov X(T0), X(3)
             );
-            self.plain_load(bits);
+            self.plain_load(bits, 3, Addr::Base(0));
             a64!(self.ops
                 ; cmp X(3), X(T0)
                 ; b.ne >differ
             );
-            self.plain_store(bits, 2);
+            self.plain_store(bits, 2, Addr::Base(0));
             a64!(self.ops
                 ; differ:
                 ; dmb ish

@@ -1,25 +1,29 @@
 //! Lowering of an IR [`Region`] to arm64 with `dynasm!`.
 //!
-//! The code of a region is: a prologue that allocates the block's frame,
-//! the IR blocks in index order (block0 first, so the entry is the first
-//! instruction), each a dynamic label, and the exits inline at their
-//! terminators. Every IR value that is used (or whose op has an effect)
-//! gets a 16-byte slot in the frame; each op loads its operands from their
-//! slots into scratch registers, computes and stores its result (see
-//! [`frame`]). Values keep the interpreter's representation: integers up
-//! to 64 bits zero-extended in 8 bytes, i1 as 0 or 1, i128 and vectors in
-//! 16 bytes, f32 in the low 4 bytes and f64 in 8.
+//! The code of a region is: a prologue that allocates the block's frame
+//! (when any value needs a slot), the IR blocks in index order (block0
+//! first, so the entry is the first instruction), each a dynamic label,
+//! and the exits inline at their terminators. [`alloc`] decides where
+//! each used value lives: block-local integers, floats and vectors in
+//! registers, constants folded or materialised where used, the rest in
+//! 16-byte frame slots; some values are folded into their single user
+//! (a compare into its branch or select, an address into its access).
+//! Values keep the interpreter's representation: integers up to 64 bits
+//! zero-extended, i1 as 0 or 1, i128 and vectors in 16 bytes, f32 in the
+//! low 4 bytes and f64 in 8.
 //!
 //! The op emitters take their operand and result registers as numbers
-//! (`X(n)`, `V(n)`), so a later register cache can feed them registers
-//! instead of slots; they may clobber only the temporaries of [`frame`]
-//! and assume the result register differs from the operands.
+//! (`X(n)`, `V(n)`): converted emitters are handed the values' own
+//! registers ([`Lowerer::xsrc`], [`Lowerer::xdst`]), the others load and
+//! store through fixed registers with `ldx`/`stx`/`ldq`/`stq`, which move
+//! between a value's home and the register (see [`frame`]). Emitters may
+//! clobber only the temporaries of [`frame`] and may assume the result
+//! register differs from the operands (the allocator guarantees it).
 //!
 //! One file per family: [`int`] (scalar integers, i128, conversions,
 //! select), [`float`] (x86 floating point, scalar and vector), [`vector`]
 //! (integer lanes and shape-changing ops), [`mem`] (guest state, memory,
-//! atomics, the journal), [`term`] (`insn`, `call` and terminators) and
-//! [`count`] (instrumentation counters).
+//! atomics, the journal) and [`term`] (`insn`, `call` and terminators).
 //! What is not lowered makes [`lower`] return [`Decline::Op`], and the
 //! dispatcher runs the region in the interpreter instead.
 
@@ -108,9 +112,6 @@ pub fn lower(
     Ok(Lowered { code, stubs: l.stubs })
 }
 
-/// Slot marker of a value that has none.
-const NO_SLOT: u32 = u32::MAX;
-
 /// The state of one region's translation.
 struct Lowerer<'r> {
     r: &'r Region,
@@ -118,10 +119,8 @@ struct Lowerer<'r> {
     exit_addr: usize,
     first_stub: u32,
     options: CompileOptions,
-    /// Frame offset of each value's slot, by arena index.
-    slot: Vec<u32>,
-    /// Bytes of the frame.
-    frame: u32,
+    /// Each value's home and fold, and the frame size.
+    alloc: alloc::Allocation,
     /// Uses of each value, by arena index.
     uses: Vec<u32>,
     /// One label per IR block.
@@ -164,19 +163,9 @@ impl<'r> Lowerer<'r> {
                 }
             }
         }
-        let mut slot = vec![NO_SLOT; r.insts.len()];
-        let mut frame = 0u32;
-        for block in &r.blocks {
-            for v in &block.insts {
-                let d = r.inst(*v);
-                if d.op.format().has_result() && !skippable(d, uses[v.index()]) {
-                    slot[v.index()] = frame;
-                    frame = frame.checked_add(16).ok_or(Decline::FrameTooLarge(u32::MAX))?;
-                }
-            }
-        }
-        if frame > MAX_FRAME {
-            return Err(Decline::FrameTooLarge(frame));
+        let alloc = alloc::allocate(r, &uses, skippable, options.journal);
+        if alloc.frame > MAX_FRAME {
+            return Err(Decline::FrameTooLarge(alloc.frame));
         }
         let mut ops = VecAssembler::new(base);
         let labels = (0..r.blocks.len()).map(|_| ops.new_dynamic_label()).collect();
@@ -187,8 +176,7 @@ impl<'r> Lowerer<'r> {
             exit_addr,
             first_stub,
             options,
-            slot,
-            frame,
+            alloc,
             uses,
             labels,
             stubs: Vec::new(),
@@ -209,7 +197,6 @@ impl<'r> Lowerer<'r> {
         }
         Ok(())
     }
-            O::Count => self.count_op(&d),
 
     /// Lowers one instruction of block `b`.
     fn inst(&mut self, v: Value, b: usize) -> Result<(), Decline> {
@@ -217,11 +204,16 @@ impl<'r> Lowerer<'r> {
         if d.op.format().has_result() && skippable(&d, self.uses[v.index()]) {
             return Ok(());
         }
+        if self.alloc.fold[v.index()] != alloc::Fold::No {
+            // Emitted by its user.
+            return Ok(());
+        }
         use Opcode as O;
         match d.op {
             O::Iconst => self.iconst(v, &d),
             O::Get | O::Set | O::Load | O::Store | O::AtomicRmw | O::AtomicCas => self.mem_op(v, &d),
             O::Insn | O::Call | O::Jump | O::Brif | O::Exit | O::ExitIndirect | O::Trap => self.term_op(&d, b),
+            O::Count => self.count_op(&d),
             O::Fadd
             | O::Fsub
             | O::Fmul

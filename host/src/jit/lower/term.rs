@@ -13,6 +13,7 @@
 use aarchx_ir::{ExitKind, GuestState, InstData, Opcode, TrapKind};
 use dynasmrt::{DynasmApi, DynasmLabelApi};
 
+use super::alloc::Fold;
 use super::StubSite;
 use super::{a64, Decline, Lowerer};
 use crate::jit::context::OFF_CALL_HELPER;
@@ -51,14 +52,26 @@ impl Lowerer<'_> {
             Opcode::Brif => {
                 self.flush_rip();
                 let (then, els) = (d.args[1] as usize, d.args[2] as usize);
-                self.ldx(0, d.arg(0));
                 let (lt, le) = (self.labels[then], self.labels[els]);
-                if then == b + 1 {
-                    a64!(self.ops; cbz X(0), =>le);
+                if self.alloc.fold[d.arg(0).index()] == Fold::Compare {
+                    let cc = self.select_cc(d.arg(0));
+                    if then == b + 1 {
+                        self.b_cond(cc.invert(), le);
+                    } else {
+                        self.b_cond(cc, lt);
+                        if els != b + 1 {
+                            a64!(self.ops; b =>le);
+                        }
+                    }
                 } else {
-                    a64!(self.ops; cbnz X(0), =>lt);
-                    if els != b + 1 {
-                        a64!(self.ops; b =>le);
+                    let c = self.xsrc(d.arg(0), 0);
+                    if then == b + 1 {
+                        a64!(self.ops; cbz X(c), =>le);
+                    } else {
+                        a64!(self.ops; cbnz X(c), =>lt);
+                        if els != b + 1 {
+                            a64!(self.ops; b =>le);
+                        }
                     }
                 }
             }
@@ -68,8 +81,8 @@ impl Lowerer<'_> {
             }
             Opcode::ExitIndirect => {
                 let kind = ExitKind::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
-                self.ldx(0, d.arg(0));
-                a64!(self.ops; str x0, [X(STATE_REG), #OFF_RIP]);
+                let t = self.xsrc(d.arg(0), 0);
+                a64!(self.ops; str X(t), [X(STATE_REG), #OFF_RIP]);
                 self.pop_frame();
                 self.leave(exit_code(kind, None));
             }

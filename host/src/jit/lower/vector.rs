@@ -58,73 +58,72 @@ impl Lowerer<'_> {
         if matches!(d.op, Opcode::Shl | Opcode::Lshr | Opcode::Ashr) {
             return self.vector_shift(v, d);
         }
-        self.ldq(0, d.arg(0));
-        self.ldq(1, d.arg(1));
+        let (a, b, r) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vdst(v, 3));
         match d.op {
-            Opcode::Add => v3!(self, lane, add, 3, 0, 1),
-            Opcode::Sub => v3!(self, lane, sub, 3, 0, 1),
-            Opcode::And => a64!(self.ops; and V(3).B16, V(0).B16, V(1).B16),
-            Opcode::Or => a64!(self.ops; orr V(3).B16, V(0).B16, V(1).B16),
-            Opcode::Xor => a64!(self.ops; eor V(3).B16, V(0).B16, V(1).B16),
-            Opcode::AndNot => a64!(self.ops; bic V(3).B16, V(0).B16, V(1).B16),
-            Opcode::AddSatU => v3!(self, lane, uqadd, 3, 0, 1),
-            Opcode::AddSatS => v3!(self, lane, sqadd, 3, 0, 1),
-            Opcode::SubSatU => v3!(self, lane, uqsub, 3, 0, 1),
-            Opcode::SubSatS => v3!(self, lane, sqsub, 3, 0, 1),
+            Opcode::Add => v3!(self, lane, add, r, a, b),
+            Opcode::Sub => v3!(self, lane, sub, r, a, b),
+            Opcode::And => a64!(self.ops; and V(r).B16, V(a).B16, V(b).B16),
+            Opcode::Or => a64!(self.ops; orr V(r).B16, V(a).B16, V(b).B16),
+            Opcode::Xor => a64!(self.ops; eor V(r).B16, V(a).B16, V(b).B16),
+            Opcode::AndNot => a64!(self.ops; bic V(r).B16, V(a).B16, V(b).B16),
+            Opcode::AddSatU => v3!(self, lane, uqadd, r, a, b),
+            Opcode::AddSatS => v3!(self, lane, sqadd, r, a, b),
+            Opcode::SubSatU => v3!(self, lane, uqsub, r, a, b),
+            Opcode::SubSatS => v3!(self, lane, sqsub, r, a, b),
             Opcode::Mul | Opcode::Umulh | Opcode::Smulh if lane == 64 => {
                 // No 64-bit lane multiply on NEON: one lane at a time.
                 for i in 0..2u32 {
                     a64!(self.ops
-                        ; umov X(T0), V(0).D[i]
-                        ; umov X(T1), V(1).D[i]
+                        ; umov X(T0), V(a).D[i]
+                        ; umov X(T1), V(b).D[i]
                     );
                     match d.op {
                         Opcode::Mul => a64!(self.ops; mul X(T2), X(T0), X(T1)),
                         Opcode::Umulh => a64!(self.ops; umulh X(T2), X(T0), X(T1)),
                         _ => a64!(self.ops; smulh X(T2), X(T0), X(T1)),
                     }
-                    a64!(self.ops; ins V(3).D[i], X(T2));
+                    a64!(self.ops; ins V(r).D[i], X(T2));
                 }
             }
-            Opcode::Mul => v3_bhs!(self, lane, mul, 3, 0, 1),
+            Opcode::Mul => v3_bhs!(self, lane, mul, r, a, b),
             Opcode::Umulh | Opcode::Smulh => {
                 // Widening products of the low and high halves, then the
                 // high half of each product.
                 let signed = d.op == Opcode::Smulh;
                 match (lane, signed) {
                     (8, false) => {
-                        a64!(self.ops; umull V(VT0).H8, V(0).B8, V(1).B8; umull2 V(VT1).H8, V(0).B16, V(1).B16)
+                        a64!(self.ops; umull V(VT0).H8, V(a).B8, V(b).B8; umull2 V(VT1).H8, V(a).B16, V(b).B16)
                     }
                     (8, true) => {
-                        a64!(self.ops; smull V(VT0).H8, V(0).B8, V(1).B8; smull2 V(VT1).H8, V(0).B16, V(1).B16)
+                        a64!(self.ops; smull V(VT0).H8, V(a).B8, V(b).B8; smull2 V(VT1).H8, V(a).B16, V(b).B16)
                     }
                     (16, false) => {
-                        a64!(self.ops; umull V(VT0).S4, V(0).H4, V(1).H4; umull2 V(VT1).S4, V(0).H8, V(1).H8)
+                        a64!(self.ops; umull V(VT0).S4, V(a).H4, V(b).H4; umull2 V(VT1).S4, V(a).H8, V(b).H8)
                     }
-                    (16, true) => a64!(self.ops; smull V(VT0).S4, V(0).H4, V(1).H4; smull2 V(VT1).S4, V(0).H8, V(1).H8),
-                    (_, false) => a64!(self.ops; umull V(VT0).D2, V(0).S2, V(1).S2; umull2 V(VT1).D2, V(0).S4, V(1).S4),
-                    (_, true) => a64!(self.ops; smull V(VT0).D2, V(0).S2, V(1).S2; smull2 V(VT1).D2, V(0).S4, V(1).S4),
+                    (16, true) => a64!(self.ops; smull V(VT0).S4, V(a).H4, V(b).H4; smull2 V(VT1).S4, V(a).H8, V(b).H8),
+                    (_, false) => a64!(self.ops; umull V(VT0).D2, V(a).S2, V(b).S2; umull2 V(VT1).D2, V(a).S4, V(b).S4),
+                    (_, true) => a64!(self.ops; smull V(VT0).D2, V(a).S2, V(b).S2; smull2 V(VT1).D2, V(a).S4, V(b).S4),
                 }
-                v3_bhs!(self, lane, uzp2, 3, VT0, VT1);
+                v3_bhs!(self, lane, uzp2, r, VT0, VT1);
             }
             Opcode::Umin | Opcode::Umax | Opcode::Smin | Opcode::Smax if lane == 64 => {
                 // Mask of lanes where a wins, then select.
                 match d.op {
-                    Opcode::Umin => a64!(self.ops; cmhi V(3).D2, V(1).D2, V(0).D2),
-                    Opcode::Umax => a64!(self.ops; cmhi V(3).D2, V(0).D2, V(1).D2),
-                    Opcode::Smin => a64!(self.ops; cmgt V(3).D2, V(1).D2, V(0).D2),
-                    _ => a64!(self.ops; cmgt V(3).D2, V(0).D2, V(1).D2),
+                    Opcode::Umin => a64!(self.ops; cmhi V(r).D2, V(b).D2, V(a).D2),
+                    Opcode::Umax => a64!(self.ops; cmhi V(r).D2, V(a).D2, V(b).D2),
+                    Opcode::Smin => a64!(self.ops; cmgt V(r).D2, V(b).D2, V(a).D2),
+                    _ => a64!(self.ops; cmgt V(r).D2, V(a).D2, V(b).D2),
                 }
-                a64!(self.ops; bsl V(3).B16, V(0).B16, V(1).B16);
+                a64!(self.ops; bsl V(r).B16, V(a).B16, V(b).B16);
             }
-            Opcode::Umin => v3_bhs!(self, lane, umin, 3, 0, 1),
-            Opcode::Umax => v3_bhs!(self, lane, umax, 3, 0, 1),
-            Opcode::Smin => v3_bhs!(self, lane, smin, 3, 0, 1),
-            Opcode::Smax => v3_bhs!(self, lane, smax, 3, 0, 1),
-            Opcode::AvgU if lane < 64 => v3_bhs!(self, lane, urhadd, 3, 0, 1),
+            Opcode::Umin => v3_bhs!(self, lane, umin, r, a, b),
+            Opcode::Umax => v3_bhs!(self, lane, umax, r, a, b),
+            Opcode::Smin => v3_bhs!(self, lane, smin, r, a, b),
+            Opcode::Smax => v3_bhs!(self, lane, smax, r, a, b),
+            Opcode::AvgU if lane < 64 => v3_bhs!(self, lane, urhadd, r, a, b),
             _ => return false,
         }
-        self.stq(3, v);
+        self.vdone(v, r);
         true
     }
 

@@ -1,0 +1,276 @@
+//! Where each IR value lives while a region runs: register allocation by
+//! linear scan over the region's blocks in layout order, and the operand
+//! folding decisions that remove values from the code altogether.
+//!
+//! A value gets a home ([`Home`]):
+//!
+//! - an `iconst` up to 64 bits is a [`Home::Const`]: never stored, its
+//!   users fold it into an immediate or materialise it when they need it;
+//! - a value folded into its single user ([`Fold`]) has no home of its
+//!   own: the user emits it (an `icmp` feeding `brif` or `select` becomes
+//!   `cmp` + `b.cc`/`csel`; an address `iadd` feeding a plain load or
+//!   store becomes the access's addressing mode);
+//! - a value used only inside the block that defines it gets a register
+//!   of its class (integers up to 64 bits in X registers, floats and
+//!   vectors in V registers) for the interval from its definition to its
+//!   last use, when one is free; values live across a helper `call`
+//!   prefer the callee-saved x19-x25;
+//! - everything else (values used in other blocks, i128s, values that
+//!   found no free register) keeps a 16-byte frame slot.
+//!
+//! A register is released only after its value's last use, so an op's
+//! result register always differs from its operands' registers, the
+//! contract of the op emitters.
+
+use aarchx_ir::{InstData, MemFlags, Opcode, Region, Type, Value};
+
+/// Where a value lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Home {
+    /// Not materialised: unused, or folded into its user.
+    None,
+    /// A frame slot at this offset from sp.
+    Slot(u32),
+    /// An integer register.
+    X(u8),
+    /// A float/vector register.
+    V(u8),
+    /// An integer constant (zero-extended to 64 bits).
+    Const(u64),
+}
+
+/// How a value is folded into its single user.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fold {
+    /// Emitted by itself.
+    No,
+    /// An integer `icmp` emitted as `cmp` by its `brif` or `select`.
+    Compare,
+    /// An `iadd` emitted as the address of its load or store.
+    Address,
+    /// An `ishl` by a constant emitted as the scaled index of an address.
+    Index,
+}
+
+/// Caller-saved X registers the allocator hands out: x0-x5 are the slot
+/// layer's and the call arguments, x9-x11 the emitters' temporaries,
+/// x16/x17 the intra-procedure scratch.
+pub const X_CALLER: [u8; 7] = [6, 7, 8, 12, 13, 14, 15];
+/// Callee-saved X registers (saved by the entry trampoline).
+pub const X_CALLEE: [u8; 7] = [19, 20, 21, 22, 23, 24, 25];
+/// V registers the allocator hands out (v0-v3 are the slot layer's,
+/// v16-v18 the temporaries; v8-v15 are callee-saved in their low half
+/// only and left alone). All are caller-saved.
+pub const V_POOL: [u8; 17] = [4, 5, 6, 7, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31];
+
+/// Whether X register `r` is one a call clobbers.
+pub fn caller_saved_x(r: u8) -> bool {
+    X_CALLER.contains(&r)
+}
+
+/// The allocation of one region.
+pub struct Allocation {
+    pub home: Vec<Home>,
+    pub fold: Vec<Fold>,
+    /// Position (layout order) of each instruction, by arena index.
+    pub pos: Vec<u32>,
+    /// Last position at which each value is read (its definition's when
+    /// unused).
+    pub end: Vec<u32>,
+    /// Bytes of frame the slots take.
+    pub frame: u32,
+}
+
+/// The register class of a value of type `ty`, if it can live in one.
+fn class(ty: Type) -> Option<bool> {
+    if ty.is_int() && ty.bits() <= 64 {
+        Some(true)
+    } else if ty != Type::I128 && ty.bits() <= 128 && (ty.is_float() || ty.is_vector()) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The immediate of an `iconst` that gets a [`Home::Const`].
+pub fn const_of(d: &InstData) -> Option<u64> {
+    (d.op == Opcode::Iconst && d.ty.is_int() && d.ty.bits() <= 64).then(|| {
+        let bits = d.ty.bits();
+        if bits == 64 {
+            d.imm64()
+        } else {
+            d.imm64() & ((1 << bits) - 1)
+        }
+    })
+}
+
+/// log2 of the bytes a plain scalar access of `ty` moves, if it is one
+/// an address can be folded into.
+fn access_shift(d: &InstData) -> Option<u32> {
+    let plain = MemFlags::from_u16(d.aux) == Some(MemFlags::Plain);
+    let bits = d.ty.bits();
+    (plain && matches!(bits, 8 | 16 | 32 | 64) && d.ty.is_int()).then(|| (bits / 8).trailing_zeros())
+}
+
+/// Decides folds and homes for `r`. `uses` counts each value's readers;
+/// `skippable` says whether an instruction is left out; `journal` keeps
+/// store addresses whole (the journal records them).
+pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> bool, journal: bool) -> Allocation {
+    let n = r.insts.len();
+    let mut pos = vec![0u32; n];
+    let mut block_of = vec![0u32; n];
+    let mut p = 0u32;
+    for (b, block) in r.blocks.iter().enumerate() {
+        for v in &block.insts {
+            pos[v.index()] = p;
+            block_of[v.index()] = b as u32;
+            p += 1;
+        }
+    }
+    let mut fold = vec![Fold::No; n];
+    let single_local = |a: Value, user: Value| uses[a.index()] == 1 && block_of[a.index()] == block_of[user.index()];
+    for block in &r.blocks {
+        for &v in &block.insts {
+            let d = r.inst(v);
+            match d.op {
+                Opcode::Brif | Opcode::Select => {
+                    let c = d.arg(0);
+                    let cd = r.inst(c);
+                    let scalar_select = d.op == Opcode::Brif || (d.ty.is_int() && d.ty.bits() <= 64);
+                    if cd.op == Opcode::Icmp
+                        && !cd.ty.is_vector()
+                        && cd.ty.bits() <= 64
+                        && scalar_select
+                        && single_local(c, v)
+                    {
+                        fold[c.index()] = Fold::Compare;
+                    }
+                }
+                Opcode::Load | Opcode::Store => {
+                    let Some(shift) = access_shift(d) else { continue };
+                    if journal && d.op == Opcode::Store {
+                        continue;
+                    }
+                    let a = d.arg(0);
+                    let ad = r.inst(a);
+                    if ad.op != Opcode::Add || ad.ty != Type::I64 || !single_local(a, v) {
+                        continue;
+                    }
+                    if d.op == Opcode::Store && d.arg(1) == a {
+                        continue;
+                    }
+                    fold[a.index()] = Fold::Address;
+                    let y = ad.arg(1);
+                    let yd = r.inst(y);
+                    let by_size = yd.op == Opcode::Shl
+                        && yd.ty == Type::I64
+                        && r.insts.get(yd.args[1] as usize).and_then(const_of) == Some(u64::from(shift));
+                    if by_size && single_local(y, a) {
+                        fold[y.index()] = Fold::Index;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    // Effective uses: a folded value's operands are read by its user.
+    let mut end: Vec<u32> = pos.clone();
+    let mut cross = vec![false; n];
+    fn mark(
+        r: &Region,
+        fold: &[Fold],
+        a: Value,
+        at: u32,
+        block: u32,
+        block_of: &[u32],
+        end: &mut [u32],
+        cross: &mut [bool],
+    ) {
+        end[a.index()] = end[a.index()].max(at);
+        if block_of[a.index()] != block {
+            cross[a.index()] = true;
+        }
+        if fold[a.index()] != Fold::No {
+            for b in r.inst(a).values() {
+                mark(r, fold, b, at, block, block_of, end, cross);
+            }
+        }
+    }
+    for (b, block) in r.blocks.iter().enumerate() {
+        for &v in &block.insts {
+            if fold[v.index()] != Fold::No {
+                continue;
+            }
+            let at = pos[v.index()];
+            for a in r.inst(v).values() {
+                mark(r, &fold, a, at, b as u32, &block_of, &mut end, &mut cross);
+            }
+        }
+    }
+    let calls: Vec<u32> = r
+        .blocks
+        .iter()
+        .flat_map(|b| b.insts.iter())
+        .filter(|v| r.inst(**v).op == Opcode::Call)
+        .map(|v| pos[v.index()])
+        .collect();
+
+    let mut home = vec![Home::None; n];
+    let mut frame = 0u32;
+    let mut free_caller: Vec<u8> = X_CALLER.iter().rev().copied().collect();
+    let mut free_callee: Vec<u8> = X_CALLEE.iter().rev().copied().collect();
+    let mut free_v: Vec<u8> = V_POOL.iter().rev().copied().collect();
+    let mut active: Vec<(u32, Home)> = Vec::new();
+    for block in &r.blocks {
+        for &v in &block.insts {
+            let d = r.inst(v);
+            let at = pos[v.index()];
+            active.retain(|&(e, h)| {
+                if e >= at {
+                    return true;
+                }
+                match h {
+                    Home::X(x) if caller_saved_x(x) => free_caller.push(x),
+                    Home::X(x) => free_callee.push(x),
+                    Home::V(x) => free_v.push(x),
+                    _ => {}
+                }
+                false
+            });
+            if !d.op.format().has_result() || skippable(d, uses[v.index()]) || fold[v.index()] != Fold::No {
+                continue;
+            }
+            if let Some(c) = const_of(d) {
+                home[v.index()] = Home::Const(c);
+                continue;
+            }
+            let e = end[v.index()];
+            let reg = match class(r.value_type(v)) {
+                _ if cross[v.index()] => None,
+                Some(true) => {
+                    let over_call = calls.iter().any(|&c| at < c && c < e);
+                    let (first, second) = if over_call {
+                        (&mut free_callee, &mut free_caller)
+                    } else {
+                        (&mut free_caller, &mut free_callee)
+                    };
+                    first.pop().or_else(|| second.pop()).map(Home::X)
+                }
+                Some(false) => free_v.pop().map(Home::V),
+                None => None,
+            };
+            home[v.index()] = match reg {
+                Some(h) => {
+                    active.push((e, h));
+                    h
+                }
+                None => {
+                    let h = Home::Slot(frame);
+                    frame = frame.saturating_add(16);
+                    h
+                }
+            };
+        }
+    }
+    Allocation { home, fold, pos, end, frame }
+}
