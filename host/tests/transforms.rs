@@ -1,7 +1,7 @@
 //! The optimisation passes keep the lifter's semantics: each sequence of a
 //! flag-setting instruction and a flag consumer (jcc, setcc, cmovcc,
 //! adc/sbb), lifted, runs on the interpreter before and after
-//! `state-forward`, `cond-fusion`, `dead-flags` and `dce`, from random
+//! `state-forward`, `const-fold`, `cond-fusion`, `dead-flags` and `dce`, from random
 //! states, and must end in the same state (GPRs, every flag, rip) and
 //! leave the same way. The exit targets are unreadable here, so every flag
 //! is live at the exits and must match. (The lifter itself is checked
@@ -15,6 +15,7 @@ use aarchx_ir::verify::verify;
 use aarchx_ir::{GuestState, Region, Type};
 use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
 use aarchx_passes::cond_fusion::CondFusion;
+use aarchx_passes::const_fold::ConstFold;
 use aarchx_passes::dce::Dce;
 use aarchx_passes::dead_flags::DeadFlags;
 use aarchx_passes::decode::Decode;
@@ -95,6 +96,10 @@ fn setters() -> Vec<(&'static str, Emit)> {
         ("neg rax", |a| a.neg(rax)),
         ("shl rax,cl", |a| a.shl(rax, cl)),
         ("sar eax,1", |a| a.sar(eax, 1)),
+        ("shr rax,63", |a| a.shr(rax, 63)),
+        ("rol ecx,0", |a| a.rol(ecx, 0)),
+        ("lea rdx,[rax+rbx*4]", |a| a.lea(rdx, ptr(rax + rbx * 4))),
+        ("imul rax,rbx,1", |a| a.imul_3(rax, rbx, 1)),
     ]
 }
 
@@ -135,7 +140,8 @@ fn lift(code: &[u8]) -> (Region, Region) {
     let mut region = Region::new(BASE);
     Decode { max_insns: 16 }.run(&context, &mut region).unwrap();
     let lifted = region.clone();
-    let passes: [&mut dyn Pass; 4] = [&mut StateForward, &mut CondFusion, &mut DeadFlags { lookahead: 16 }, &mut Dce];
+    let passes: [&mut dyn Pass; 5] =
+        [&mut StateForward, &mut ConstFold, &mut CondFusion, &mut DeadFlags { lookahead: 16 }, &mut Dce];
     for p in passes {
         p.run(&context, &mut region).unwrap();
         verify(&region).unwrap_or_else(|e| panic!("{e}\n{}", print(&region)));

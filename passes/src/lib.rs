@@ -5,6 +5,7 @@
 extern crate alloc;
 
 pub mod cond_fusion;
+pub mod const_fold;
 pub mod dce;
 pub mod dead_flags;
 pub mod decode;
@@ -26,5 +27,6 @@ pub static BUILTIN: &[&PassInfo] = &[
     &memory_order::INFO,
     &state_forward::INFO,
     &cond_fusion::INFO,
+    &const_fold::INFO,
     &insn_count::INFO,
 ];

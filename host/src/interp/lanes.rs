@@ -5,20 +5,7 @@
 
 use aarchx_ir::Type;
 
-/// The low `bits` bits set (`bits` up to 128).
-pub fn mask(bits: u32) -> u128 {
-    if bits >= 128 {
-        u128::MAX
-    } else {
-        (1 << bits) - 1
-    }
-}
-
-/// The low `bits` bits of `x` as a signed number (`bits` from 1 to 128).
-pub fn sext(x: u128, bits: u32) -> i128 {
-    let unused = 128 - bits;
-    ((x << unused) as i128) >> unused
-}
+pub use aarchx_ir::eval::{mask, sext};
 
 /// Lane `i` of `v` seen as lanes of `bits` bits, lane 0 in the low bits.
 pub fn lane(v: u128, bits: u32, i: u32) -> u128 {

@@ -14,9 +14,10 @@
 //! set are put back, so the state is the one before the instruction.
 
 mod float;
-mod int;
 mod lanes;
 mod vector;
+
+use aarchx_ir::eval as int;
 
 use std::cell::Cell;
 

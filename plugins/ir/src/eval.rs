@@ -1,11 +1,29 @@
-//! Integer ops on one lane of a given width (a whole scalar is one lane):
-//! arithmetic, bitwise, shifts and rotates, min/max, saturation, the bit
-//! counts and integer comparison. Operands arrive masked to the width;
-//! results may carry bits above it, which the lane drivers mask off.
+//! The integer semantics of the IR: ops on one lane of a given width (a
+//! whole scalar is one lane): arithmetic, bitwise, shifts and rotates,
+//! min/max, saturation, the bit counts and integer comparison. Operands
+//! arrive masked to the width; results may carry bits above it, which the
+//! caller masks off.
+//!
+//! One definition, used by the interpreter (`host/src/interp`) and by
+//! translation-time constant folding (the `const-fold` pass), so a folded
+//! constant is the value the reference executor computes.
 
-use aarchx_ir::{IntCond, Opcode};
+use crate::{IntCond, Opcode};
 
-use super::lanes::{mask, sext};
+/// The low `bits` bits set.
+pub fn mask(bits: u32) -> u128 {
+    if bits >= 128 {
+        u128::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+/// `x` sign-extended from `bits` bits.
+pub fn sext(x: u128, bits: u32) -> i128 {
+    let unused = 128 - bits;
+    ((x << unused) as i128) >> unused
+}
 
 /// The binary integer op `op` on `a` and `b` of `bits` bits. For shifts and
 /// rotates `b` is the amount, an unsigned number of any width.

@@ -15,6 +15,7 @@
 extern crate alloc;
 
 pub mod cond;
+pub mod eval;
 pub mod opcode;
 pub mod parse;
 pub mod print;
