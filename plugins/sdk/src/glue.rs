@@ -127,7 +127,7 @@ impl GuestCode for HostCode<'_> {
 
 /// Runs `f`; with `std`, a panic becomes an error message naming where it
 /// happened instead of unwinding into the host.
-#[cfg(feature = "std")]
+#[cfg(all(feature = "std", not(target_arch = "wasm32")))]
 fn guard<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     use std::cell::RefCell;
     use std::panic::{self, AssertUnwindSafe};
@@ -145,7 +145,7 @@ fn guard<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
 }
 
 /// Runs `f`; without `std` a panic aborts (on wasm32: traps).
-#[cfg(not(feature = "std"))]
+#[cfg(not(all(feature = "std", not(target_arch = "wasm32"))))]
 fn guard<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     f()
 }

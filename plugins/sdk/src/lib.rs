@@ -10,14 +10,20 @@
 //! descriptors; the C glue (module [`glue`]) decodes regions and options,
 //! runs the pass and encodes its result.
 //!
-//! `no_std` + `alloc` without the default `std` feature, so the same source
-//! builds as a `wasm32` module; with `std` a panicking pass returns an
-//! error status instead of unwinding across the C boundary.
-#![cfg_attr(not(feature = "std"), no_std)]
+//! `no_std` + `alloc` without the default `std` feature, and always on
+//! wasm32, so the same source builds as a native `cdylib` and as a
+//! `wasm32-unknown-unknown` module; with `std` a panicking native pass
+//! returns an error status instead of unwinding across the C boundary. On
+//! wasm32 the macro also emits the WASM exports (module [`wasm`]: the
+//! per-call entry points, the host imports, the allocator, a panic handler
+//! that traps with the panic's message).
+#![cfg_attr(any(not(feature = "std"), target_arch = "wasm32"), no_std)]
 
 extern crate alloc;
 
 pub mod glue;
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
 
 pub use aarchx_ir as ir;
 pub use aarchx_pass::{self as pass, Options, Pass, PassContext, PassError, Stage};
@@ -68,13 +74,13 @@ pub const fn pass_descriptor<P: PluginPass>() -> PassDescriptor {
         create: glue::create::<P>,
         run: glue::run::<P>,
         destroy: glue::destroy::<P>,
+        finish: glue::finish::<P>,
     }
 }
 
 /// The plugin descriptor for `passes`.
 pub const fn plugin_descriptor(passes: &'static [PassDescriptor]) -> PluginDescriptor {
     PluginDescriptor {
-        finish: glue::finish::<P>,
         magic: PLUGIN_MAGIC,
         abi_version: ABI_VERSION,
         ir_encoding_version: IR_ENCODING_VERSION,
@@ -84,7 +90,8 @@ pub const fn plugin_descriptor(passes: &'static [PassDescriptor]) -> PluginDescr
 }
 
 /// Exports the listed [`PluginPass`] types as this library's plugin: defines
-/// `aarchx_plugin_v1`. Use it once per plugin crate.
+/// `aarchx_plugin_v1` and, on wasm32, the WASM exports. Use it once per
+/// plugin crate.
 #[macro_export]
 macro_rules! export_plugin {
     ($($pass:ty),+ $(,)?) => {
@@ -95,5 +102,8 @@ macro_rules! export_plugin {
             static PLUGIN: $crate::abi::PluginDescriptor = $crate::plugin_descriptor(PASSES);
             &PLUGIN
         }
+
+        #[cfg(target_arch = "wasm32")]
+        $crate::__wasm_exports!();
     };
 }

@@ -1,6 +1,14 @@
 //! A test plugin whose passes misbehave on purpose, one way per `mode`
 //! option of `faulty`, plus passes whose ordering constraints conflict.
-//! The host's tests load it to check each failure is reported, not fatal.
+//! The host's tests load it, native and WASM, to check each failure is
+//! reported, not fatal. `trap`, `loop` and `hog` are for the WASM build:
+//! natively nothing stops a looping pass, and `trap` does not exist.
+#![no_std]
+
+extern crate alloc;
+
+use alloc::format;
+use alloc::vec::Vec;
 
 use aarchx_plugin_sdk::ir::Region;
 use aarchx_plugin_sdk::{OptionDescriptor, Options, Pass, PassContext, PassError, PassMeta, PluginPass, Stage, Str};
@@ -13,6 +21,12 @@ pub enum Mode {
     Invalid,
     /// Panics.
     Panic,
+    /// Executes a WASM `unreachable` (WASM builds only).
+    Trap,
+    /// Never returns.
+    Loop,
+    /// Asks for 1 GiB, more than a WASM plugin's memory limit.
+    Hog,
     /// Behaves.
     Ok,
 }
@@ -28,6 +42,15 @@ impl Pass for Faulty {
                 Ok(())
             }
             Mode::Panic => panic!("faulty pass panicked on purpose"),
+            Mode::Trap => trap(),
+            Mode::Loop => loop {
+                core::hint::spin_loop();
+            },
+            Mode::Hog => {
+                let big: Vec<u8> = Vec::with_capacity(1 << 30);
+                core::hint::black_box(big);
+                Ok(())
+            }
             Mode::Ok => Ok(()),
         }
     }
@@ -38,8 +61,8 @@ impl PluginPass for Faulty {
         name: "faulty",
         version: 1,
         stage: Stage::Transform,
-        doc: "Fails the way `mode` says: error, invalid, panic or ok.",
-        options: &[OptionDescriptor::string("mode", "error", "error | invalid | panic | ok")],
+        doc: "Fails the way `mode` says: error, invalid, panic, trap, loop, hog or ok.",
+        options: &[OptionDescriptor::string("mode", "error", "error | invalid | panic | trap | loop | hog | ok")],
         before: &[],
         after: &[],
     };
@@ -53,10 +76,23 @@ impl PluginPass for Faulty {
             "error" => Mode::Error,
             "invalid" => Mode::Invalid,
             "panic" => Mode::Panic,
+            "trap" if cfg!(target_arch = "wasm32") => Mode::Trap,
+            "loop" => Mode::Loop,
+            "hog" => Mode::Hog,
             "ok" => Mode::Ok,
             other => return Err(PassError(format!("unknown mode `{other}`"))),
         }))
     }
+}
+
+#[cfg(target_arch = "wasm32")]
+fn trap() -> ! {
+    core::arch::wasm32::unreachable()
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn trap() -> ! {
+    unreachable!("`create` makes mode `trap` only in WASM builds")
 }
 
 /// Does nothing; must run before `cycle-b`.

@@ -1,5 +1,7 @@
 //! The smallest plugin: one transform pass that leaves the region as it
 //! is. Measures the cost of the plugin boundary and starts a new pass.
+//! Builds as a native `cdylib` and as a `wasm32-unknown-unknown` module.
+#![no_std]
 
 use aarchx_plugin_sdk::ir::Region;
 use aarchx_plugin_sdk::{Options, Pass, PassContext, PassError, PassMeta, PluginPass, Stage};
