@@ -1,6 +1,7 @@
 //! Opening a native plugin: the shared library, its entry point, and the
 //! checks on its descriptor (magic, ABI version, IR encoding version,
 //! well-formed pass declarations) before any of its code runs a pass.
+//! A WASM plugin (`.wasm`, or the WASM magic) goes to [`super::wasm`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,6 +23,8 @@ use crate::policy::{OnFailure, PluginEntry};
 pub enum PluginError {
     #[error("plugin {file}: this aarchx is statically linked and cannot load native plugins")]
     Static { file: String },
+    #[error("plugin {file}: this aarchx was built without WASM plugins (cargo feature `wasm`)")]
+    NoWasm { file: String },
     #[error("plugin {file}: cannot load: {message}")]
     Open { file: String, message: String },
     #[error("plugin {file}: no entry point `aarchx_plugin_v1`; is it an aarchx plugin?")]
@@ -47,8 +50,17 @@ pub struct Plugin {
     pub file: String,
     /// What a failure of one of its passes does.
     pub on_failure: OnFailure,
-    /// Kept loaded while any pass of it exists.
-    _library: Library,
+    /// Kept loaded while any pass of it exists; none for a WASM plugin,
+    /// whose passes hold its module.
+    _library: Option<Library>,
+}
+
+impl Plugin {
+    /// A WASM plugin's entry.
+    #[cfg(feature = "wasm")]
+    pub(super) fn wasm(file: String, on_failure: OnFailure) -> Plugin {
+        Plugin { file, on_failure, _library: None }
+    }
 }
 
 /// Loads the plugin `entry` names (relative to `base`) and returns its
@@ -56,6 +68,12 @@ pub struct Plugin {
 pub fn load(entry: &PluginEntry, base: &Path) -> Result<Vec<PassDef>, PluginError> {
     let path = resolve(&entry.path, base);
     let file = path.display().to_string();
+    if is_wasm(&path) {
+        #[cfg(feature = "wasm")]
+        return super::wasm::load(&path, Arc::new(Plugin::wasm(file, entry.on_failure)));
+        #[cfg(not(feature = "wasm"))]
+        return Err(PluginError::NoWasm { file });
+    }
     if cfg!(target_feature = "crt-static") {
         // A static executable has no dynamic linker to share with the
         // library, which would bring a second C library.
@@ -74,7 +92,7 @@ pub fn load(entry: &PluginEntry, base: &Path) -> Result<Vec<PassDef>, PluginErro
         // static data of the library.
         unsafe { entry_fn() }
     };
-    let plugin = Arc::new(Plugin { file, on_failure: entry.on_failure, _library: library });
+    let plugin = Arc::new(Plugin { file, on_failure: entry.on_failure, _library: Some(library) });
     let file = &plugin.file;
     // SAFETY: the descriptor is static data of the library, which `plugin`
     // keeps loaded for as long as the descriptor is read here.
@@ -104,6 +122,15 @@ pub fn load(entry: &PluginEntry, base: &Path) -> Result<Vec<PassDef>, PluginErro
         unsafe { read_pass(p, &plugin) }.map_err(|message| PluginError::Descriptor { file: file.clone(), message })
     };
     passes.iter().map(read).collect()
+}
+
+/// Whether `path` names a WASM plugin: a `.wasm` file, or any file that
+/// starts with the WASM magic.
+fn is_wasm(path: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    path.extension().is_some_and(|e| e == "wasm")
+        || std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic)).is_ok()
+            && magic == *b"\0asm"
 }
 
 /// `path` relative to `base`, always with a directory part so the dynamic

@@ -10,6 +10,8 @@ use aarchx_pass::{OptionError, OptionValue, Options, Pass, PassInfo, Stage};
 
 use super::load::{self, Plugin, PluginError};
 use super::native::PluginPass;
+#[cfg(feature = "wasm")]
+use super::wasm::WasmPassDef;
 use crate::policy::PluginEntry;
 
 /// One documented option of a pass.
@@ -26,6 +28,9 @@ pub enum PassSource {
     Builtin(&'static PassInfo),
     /// A pass of a loaded plugin.
     Plugin(PluginPass),
+    /// A pass of a loaded WASM plugin.
+    #[cfg(feature = "wasm")]
+    Wasm(WasmPassDef),
 }
 
 /// A pass a policy can name.
@@ -61,6 +66,8 @@ impl PassDef {
         match &self.source {
             PassSource::Builtin(_) => None,
             PassSource::Plugin(p) => Some(p.plugin()),
+            #[cfg(feature = "wasm")]
+            PassSource::Wasm(p) => Some(p.plugin()),
         }
     }
 
@@ -76,6 +83,8 @@ impl PassDef {
         match &self.source {
             PassSource::Builtin(info) => Ok((info.create)(options)),
             PassSource::Plugin(p) => Ok(Box::new(p.create(options)?)),
+            #[cfg(feature = "wasm")]
+            PassSource::Wasm(p) => Ok(Box::new(p.create(options)?)),
         }
     }
 }

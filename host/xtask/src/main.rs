@@ -208,10 +208,23 @@ fn packages(host: Host) -> &'static [&'static str] {
             "gcc",
             "make",
             "libc6-dev",
+            // WASM plugins: wasm32 core/alloc sources and a wasm-ld new enough for them.
+            "rust-web-src",
+            "lld-19",
         ],
         // Native build; the guests are x86-64, so a cross gcc builds them.
         Host::Aarch64 => {
-            &["rustc-web", "cargo-web", "gcc", "make", "libc6-dev", "gcc-x86-64-linux-gnu", "libc6-dev-amd64-cross"]
+            &[
+                "rustc-web",
+                "cargo-web",
+                "gcc",
+                "make",
+                "libc6-dev",
+                "gcc-x86-64-linux-gnu",
+                "libc6-dev-amd64-cross",
+                "rust-web-src",
+                "lld-19",
+            ]
         }
     }
 }
