@@ -2,10 +2,12 @@
 //! instructions it executes, and reports the total at exit as
 //! `aarchx: insn-count: N guest instructions`.
 //!
-//! One counter (0) for everything. Each IR block adds the number of guest
-//! instructions (`insn` marks) it holds when it starts, so a region left
-//! early (a conditional exit, a `trap`) counts exactly the instructions it
-//! began. An IR loop (a branch to a block at or before its own: only `rep`
+//! One counter (0) for everything. A guest instruction counts when it
+//! starts, as valgrind's lackey counts: each IR block adds the number of
+//! its `insn` marks, in one `count` per run of instructions that ends with
+//! one that can fault (see [`segments`]), so a region left early (a
+//! conditional exit, a `trap`, a memory fault delivered to a guest handler)
+//! counts exactly the instructions it began. An IR loop (a branch to a block at or before its own: only `rep`
 //! string instructions make them) adds 1 per iteration that goes round, so a
 //! `rep` instruction counts once plus once per repeat, as valgrind counts
 //! it (its VEX translation re-executes the instruction per iteration); the
@@ -55,15 +57,14 @@ fn count(amount: u32) -> InstData {
 
 impl Pass for InsnCount {
     fn run(&mut self, _cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {
-        let blocks = region.blocks.len();
-        for b in 0..blocks {
+        for b in 0..region.blocks.len() {
+            let mut counts = segments(region, b);
             let insts = &region.blocks[b].insts;
-            let mut amount = insts.iter().filter(|v| region.inst(**v).op == Opcode::Insn).count() as u32;
             let last = *insts.last().ok_or_else(|| PassError(format!("block{b} is empty")))?;
             let term = *region.inst(last);
             if self.rep_iterations {
                 match term.op {
-                    Opcode::Jump if term.args[0] as usize <= b => amount += 1,
+                    Opcode::Jump if term.args[0] as usize <= b => counts.push((insts.len() - 1, 1)),
                     // A loop edge of a two-way branch gets a block of its
                     // own that counts the iteration.
                     Opcode::Brif => {
@@ -77,10 +78,10 @@ impl Pass for InsnCount {
                     _ => {}
                 }
             }
-            if amount > 0 {
+            for (pos, amount) in counts.into_iter().rev() {
                 let v = Value(region.insts.len() as u32);
                 region.insts.push(count(amount));
-                region.blocks[b].insts.insert(0, v);
+                region.blocks[b].insts.insert(pos, v);
             }
         }
         Ok(())
@@ -90,6 +91,30 @@ impl Pass for InsnCount {
         let n = counters.first().copied().unwrap_or(0);
         Ok(Report { text: format!("aarchx: insn-count: {n} guest instructions\n"), file: None })
     }
+}
+
+/// Where block `b` counts its guest instructions: (position, amount), in
+/// order. A count covers a run of instructions and stands before the first;
+/// a run ends with an instruction that can fault (a memory access, a
+/// helper call), so a guest fault taken there, whose handler may never come
+/// back, leaves every started instruction counted and no later one.
+fn segments(region: &Region, b: usize) -> Vec<(usize, u32)> {
+    let mut counts: Vec<(usize, u32)> = Vec::new();
+    let mut closed = true;
+    for (pos, v) in region.blocks[b].insts.iter().enumerate() {
+        match region.inst(*v).op {
+            Opcode::Insn => match counts.last_mut() {
+                Some((_, amount)) if !closed => *amount += 1,
+                _ => {
+                    counts.push((pos, 1));
+                    closed = false;
+                }
+            },
+            Opcode::Load | Opcode::Store | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Call => closed = true,
+            _ => {}
+        }
+    }
+    counts
 }
 
 /// A new block that counts 1 and jumps to `target`; returns its number.
@@ -138,7 +163,7 @@ block3:
     #[test]
     fn counts_marks_per_block_and_loop_iterations() {
         let out = run_pass(&mut pass(true), REP);
-        assert!(out.starts_with("region 0x1000\nblock0:\n  count 0, 2\n"), "{out}");
+        assert!(out.starts_with("region 0x1000\nblock0:\n  count 0, 2\n  insn 0x1000, 3\n"), "{out}");
         assert!(out.contains("  brif v5, block4, block3\n"), "{out}");
         assert!(out.contains("block3:\n  count 0, 1\n  insn 0x1005, 1\n"), "{out}");
         assert!(out.ends_with("block4:\n  count 0, 1\n  jump block1\n"), "{out}");
@@ -150,6 +175,21 @@ block3:
         let out = run_pass(&mut pass(false), REP);
         assert!(out.contains("  brif v5, block1, block3\n"), "{out}");
         assert_eq!(out.matches("count").count(), 2, "{out}");
+    }
+
+    #[test]
+    fn runs_of_instructions_end_at_ones_that_can_fault() {
+        let out = run_pass(
+            &mut pass(true),
+            "region 0x10\nblock0:\n  insn 0x10, 3\n  v0 = get rsp\n  v1 = load.i64 v0\n  insn 0x13, 1\n  insn 0x14, 3\n  \
+             store.i64 v0, v1\n  insn 0x17, 1\n  set rax, v1\n  exit jump 0x18\n",
+        );
+        assert_eq!(
+            out,
+            "region 0x10\nblock0:\n  count 0, 1\n  insn 0x10, 3\n  v0 = get rsp\n  v1 = load.i64 v0\n  count 0, 2\n  \
+             insn 0x13, 1\n  insn 0x14, 3\n  store.i64 v0, v1\n  count 0, 1\n  insn 0x17, 1\n  set rax, v1\n  \
+             exit jump 0x18\n"
+        );
     }
 
     #[test]
