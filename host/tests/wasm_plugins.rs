@@ -9,9 +9,9 @@
 //! `target/plugin-tests/wasm32-unknown-unknown/release` (Debian's rustc
 //! has no wasm32 `core`: then it builds `core` and `alloc` from
 //! `rust-web-src` with `-Zbuild-std`, linking with `wasm-ld-19` when that
-//! is on PATH). With `AARCHX_ARM64_BIN` set, the no-op case also runs on
-//! the aarch64 build: the static aarch64 aarchx cannot load native
-//! plugins, but it runs WASM ones.
+//! is on PATH). With `AARCHX_ARM64_BIN` set, the no-op and `insn-count`
+//! cases also run on the aarch64 build: the static aarch64 aarchx cannot
+//! load native plugins, but it runs WASM ones.
 #![cfg(feature = "wasm")]
 
 mod common;
@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use aarchx_plugin_abi::{ABI_VERSION, IR_ENCODING_VERSION, PLUGIN_MAGIC};
 use common::{aarchx, arm64_aarchx, guest_dir, run, without_qemu_notes, Outcome};
 
-const EXAMPLES: [&str; 2] = ["noop", "faulty"];
+const EXAMPLES: [&str; 3] = ["noop", "faulty", "insn-count"];
 
 /// The folder holding the example plugins' `.wasm` files, built once per
 /// test run.
@@ -83,16 +83,16 @@ fn plugin(name: &str) -> PathBuf {
     wasm_dir().join(format!("aarchx_example_{}.wasm", name.replace('-', "_")))
 }
 
-/// Writes a policy (interpreter backend) loading `plugin` with
-/// `on_failure` and running `decode`, then `pass` (a RON pass entry);
-/// returns its path.
-fn policy(test: &str, plugin: &Path, on_failure: &str, pass: &str) -> PathBuf {
+/// Writes a policy (interpreter backend) loading `plugin` (a path and its
+/// `on_failure`), if any, and running `decode`, `pass` (a RON pass entry)
+/// and `memory-order`; returns its path.
+fn policy(test: &str, plugin: Option<(&Path, &str)>, pass: &str) -> PathBuf {
     let dir = test_dir().join("wasm-policies");
     std::fs::create_dir_all(&dir).expect("policy dir");
+    let plugins =
+        plugin.map_or(String::new(), |(p, f)| format!("(path: {:?}, on_failure: {f})", p.display().to_string()));
     let text = format!(
-        "(\n  backend: Interp,\n  plugins: [(path: {:?}, on_failure: {on_failure})],\n  passes: [(name: \"decode\"), \
-         {pass}],\n)\n",
-        plugin.display().to_string()
+        "(\n  backend: Interp,\n  plugins: [{plugins}],\n  passes: [(name: \"decode\"), {pass}, (name: \"memory-order\")],\n)\n"
     );
     let path = dir.join(format!("{test}.ron"));
     std::fs::write(&path, text).expect("write policy");
@@ -101,7 +101,8 @@ fn policy(test: &str, plugin: &Path, on_failure: &str, pass: &str) -> PathBuf {
 
 /// A policy running `faulty` in `mode`.
 fn faulty(test: &str, on_failure: &str, mode: &str) -> PathBuf {
-    policy(test, &plugin("faulty"), on_failure, &format!(r#"(name: "faulty", options: {{ "mode": "{mode}" }})"#))
+    let pass = format!(r#"(name: "faulty", options: {{ "mode": "{mode}" }})"#);
+    policy(test, Some((&plugin("faulty"), on_failure)), &pass)
 }
 
 fn guest(name: &str) -> PathBuf {
@@ -134,19 +135,61 @@ fn faulty_failed() -> String {
 
 #[test]
 fn noop_plugin_keeps_guests_matching_native() {
-    let p = policy("noop", &plugin("noop"), "Abort", r#"(name: "noop")"#);
+    let p = policy("noop", Some((&plugin("noop"), "Abort")), r#"(name: "noop")"#);
     for (name, args) in [("hello", &[][..]), ("hash", &[]), ("argv", &["alpha", "beta", "gamma"])] {
         assert_eq!(under(&p, &guest(name), args), native(name, args), "{name}");
     }
 }
 
+/// The `aarchx: insn-count: ...` line of a run.
+fn insn_count_line(o: &Outcome) -> String {
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = err.lines().find(|l| l.starts_with("aarchx: insn-count: ")).map(String::from);
+    line.unwrap_or_else(|| panic!("no insn-count report in: {err}"))
+}
+
+/// A policy running `insn-count` from `plugin`, or the built-in one.
+fn insn_count_policy(test: &str, plugin: Option<&Path>) -> PathBuf {
+    policy(test, plugin.map(|p| (p, "Abort")), r#"(name: "insn-count")"#)
+}
+
+/// The native `insn-count` plugin, built like `tests/plugins.rs` builds
+/// its examples.
+fn native_insn_count() -> PathBuf {
+    let out = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .args(["build", "--quiet", "-p", "aarchx-example-insn-count", "--manifest-path"])
+        .arg(common::repo_root().join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(test_dir())
+        .output()
+        .expect("run cargo");
+    assert!(out.status.success(), "building insn-count failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    test_dir().join("debug/libaarchx_example_insn_count.so")
+}
+
+/// One source, three forms: the WASM plugin counts what the built-in pass
+/// and the native plugin count, and the guest's output does not change.
 #[test]
-fn noop_plugin_runs_on_the_aarch64_build() {
-    let Some((qemu, bin)) = arm64_aarchx() else {
-        eprintln!("AARCHX_ARM64_BIN not set: only the host build ran WASM plugins");
-        return;
-    };
-    let p = policy("noop-arm64", &plugin("noop"), "Abort", r#"(name: "noop")"#);
+fn insn_count_as_wasm_plugin_matches_builtin_and_native() {
+    let wasm = insn_count_policy("insn-count-wasm", Some(&plugin("insn-count")));
+    let builtin = insn_count_policy("insn-count-builtin", None);
+    let native_plugin = cfg!(not(target_feature = "crt-static"))
+        .then(|| insn_count_policy("insn-count-so", Some(&native_insn_count())));
+    for (name, args) in [("hello", &[][..]), ("hash", &[]), ("sort_search", &[])] {
+        let got = under(&wasm, &guest(name), args);
+        let want = native(name, args);
+        assert_eq!((got.code, &got.stdout), (want.code, &want.stdout), "{name}");
+        let line = insn_count_line(&got);
+        assert_eq!(line, insn_count_line(&under(&builtin, &guest(name), args)), "{name}: built-in");
+        if let Some(p) = &native_plugin {
+            assert_eq!(line, insn_count_line(&under(p, &guest(name), args)), "{name}: native plugin");
+        }
+    }
+}
+
+/// The aarch64 build (under qemu on an x86-64 machine) with `args`.
+fn arm64(args: &[&std::ffi::OsStr]) -> Option<Command> {
+    let (qemu, bin) = arm64_aarchx()?;
     let mut cmd = match qemu {
         Some(q) => {
             let mut c = Command::new(q);
@@ -155,8 +198,22 @@ fn noop_plugin_runs_on_the_aarch64_build() {
         }
         None => Command::new(bin),
     };
-    cmd.arg("--policy").arg(&p).arg(guest("hash"));
+    cmd.args(args);
+    Some(cmd)
+}
+
+#[test]
+fn wasm_plugins_run_on_the_aarch64_build() {
+    let noop = policy("noop-arm64", Some((&plugin("noop"), "Abort")), r#"(name: "noop")"#);
+    let Some(mut cmd) = arm64(&["--policy".as_ref(), noop.as_ref(), guest("hash").as_ref()]) else {
+        eprintln!("AARCHX_ARM64_BIN not set: only the host build ran WASM plugins");
+        return;
+    };
     assert_eq!(without_qemu_notes(run(&mut cmd)), native("hash", &[]));
+    let count = insn_count_policy("insn-count-arm64", Some(&plugin("insn-count")));
+    let mut cmd = arm64(&["--policy".as_ref(), count.as_ref(), guest("hello").as_ref()]).expect("checked above");
+    let got = without_qemu_notes(run(&mut cmd));
+    assert_eq!(insn_count_line(&got), insn_count_line(&under(&count, &guest("hello"), &[])));
 }
 
 /// A module by hand, not through the SDK: its descriptor (wasm32 layout,
@@ -200,7 +257,7 @@ fn write_module(test: &str, bytes: &[u8]) -> PathBuf {
 #[test]
 fn wrong_abi_version() {
     let m = write_module("bad-abi", &hand_made_module(99, true));
-    let p = policy("bad-abi", &m, "Abort", r#"(name: "memory-order")"#);
+    let p = policy("bad-abi", Some((&m, "Abort")), r#"(name: "dce")"#);
     let want = format!("built for plugin ABI version 99, but this aarchx speaks version {ABI_VERSION}");
     assert_error(&under(&p, &guest("hello"), &[]), 2, &format!("plugin {}: ", m.display()), &want);
 }
@@ -208,11 +265,11 @@ fn wrong_abi_version() {
 #[test]
 fn missing_entry_point_and_not_a_module() {
     let m = write_module("no-entry", &hand_made_module(ABI_VERSION, false));
-    let p = policy("no-entry", &m, "Abort", r#"(name: "memory-order")"#);
+    let p = policy("no-entry", Some((&m, "Abort")), r#"(name: "dce")"#);
     let want = format!("plugin {}: no entry point `aarchx_plugin_v1`", m.display());
     assert_error(&under(&p, &guest("hello"), &[]), 2, &want, "");
     let m = write_module("garbage", b"not a module");
-    let p = policy("garbage", &m, "Abort", r#"(name: "memory-order")"#);
+    let p = policy("garbage", Some((&m, "Abort")), r#"(name: "dce")"#);
     assert_error(&under(&p, &guest("hello"), &[]), 2, &format!("plugin {}: cannot load: ", m.display()), "");
 }
 
