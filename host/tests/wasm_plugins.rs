@@ -17,7 +17,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -289,8 +289,24 @@ fn panicking_pass_reports_its_message() {
 fn looping_pass_is_stopped_within_a_second() {
     let p = faulty("loop", "Abort", "loop");
     let start = Instant::now();
-    let o = under(&p, &guest("hello"), &[]);
+    let mut child = aarchx(&["--policy", p.to_str().expect("UTF-8 path")])
+        .arg(guest("hello"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start aarchx");
+    // A pass that is never stopped must fail this test, not hang it.
+    while child.try_wait().expect("wait for aarchx").is_none() {
+        if start.elapsed() > Duration::from_secs(30) {
+            child.kill().expect("kill aarchx");
+            panic!("the looping pass was not stopped in 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let took = start.elapsed();
+    let out = child.wait_with_output().expect("aarchx's output");
+    let o = Outcome { stdout: out.stdout, stderr: out.stderr, code: out.status.code(), signal: None };
     assert_error(&o, 4, &faulty_failed(), ": did not return within 1 s and was stopped");
     // One second for the pass, the rest for starting aarchx and compiling
     // the module.
@@ -330,4 +346,12 @@ fn failing_pass_is_skipped_and_counted() {
         }
         assert!(last.starts_with(&summary) && last.ends_with(" regions, translated without it"), "{mode}: {err}");
     }
+}
+
+#[test]
+fn create_refusing_its_options_stops_at_load() {
+    let o = under(&faulty("bad-mode", "Abort", "bogus"), &guest("hello"), &[]);
+    let want =
+        format!("plugin {}: pass `faulty` could not be created: unknown mode `bogus`", plugin("faulty").display());
+    assert_error(&o, 2, &want, "");
 }
