@@ -7,7 +7,9 @@
 //! exit (`jump` or `call` to a known address) the pass looks ahead in the
 //! guest code at the target, up to `lookahead` instructions of straight-line
 //! code: a flag that is written there before it is read is dead at the
-//! exit. What computed a removed flag is left for `dce`.
+//! exit. A block's last write of a flag that only one of its branch targets
+//! reads moves into that target (typically a loop's exit path). What
+//! computed a removed flag is left for `dce`, or `sink`.
 //!
 //! Like the removal inside a region, this trusts that the code at the
 //! target runs next: a signal delivered at that boundary, or a fault before
@@ -155,8 +157,72 @@ impl Pass for DeadFlags {
             let (_, keep) = transfer(region, b, live_out(region, b, &live_in, &exit_live));
             region.blocks[b].insts = keep;
         }
+        sink_partly_live(region, &live_in);
         Ok(())
     }
+}
+
+/// Moves a block's last write of a flag that only one of its branch
+/// targets reads into that target (or both, when both read it), so a
+/// loop's back edge does not compute the flags its exit path needs. Only
+/// into targets whose single predecessor is the block: the written value
+/// is defined there, so it dominates the target.
+fn sink_partly_live(region: &mut Region, live_in: &[FlagSet]) {
+    let n = region.blocks.len();
+    let mut preds = vec![0u32; n];
+    for block in &region.blocks {
+        if let Some(last) = block.insts.last() {
+            for s in region.inst(*last).successors() {
+                preds[*s as usize] += 1;
+            }
+        }
+    }
+    for b in 0..n {
+        let Some(&last) = region.blocks[b].insts.last() else { continue };
+        let term = *region.inst(last);
+        if term.op != Opcode::Brif {
+            continue;
+        }
+        let succs = [term.args[1] as usize, term.args[2] as usize];
+        if succs.iter().any(|s| *s == b || preds[*s] != 1) {
+            continue;
+        }
+        // Walk back from the terminator: the last write of each flag with
+        // no read after it.
+        let mut seen: FlagSet = 0;
+        let mut moved: Vec<Value> = Vec::new();
+        for v in region.blocks[b].insts.iter().rev() {
+            let d = region.inst(*v);
+            let Some(bit) = flag_bit(d.reg()).filter(|_| matches!(d.op, Opcode::Set | Opcode::Get)) else { continue };
+            if d.op == Opcode::Set && seen & bit == 0 && succs.iter().any(|s| live_in[*s] & bit == 0) {
+                moved.push(*v);
+            }
+            seen |= bit;
+        }
+        if moved.is_empty() {
+            continue;
+        }
+        region.blocks[b].insts.retain(|v| !moved.contains(v));
+        for s in succs {
+            let mut front = Vec::new();
+            for v in moved.iter().rev() {
+                let d = *region.inst(*v);
+                if live_in[s] & flag_bit(d.reg()).unwrap_or(0) != 0 {
+                    // The first target takes the original, the second a copy.
+                    let used = region.blocks.iter().any(|blk| blk.insts.contains(v));
+                    front.push(if used { push_inst(region, d) } else { *v });
+                }
+            }
+            front.extend(region.blocks[s].insts.iter().copied());
+            region.blocks[s].insts = front;
+        }
+    }
+}
+
+/// Adds `d` to the arena (in no block yet) and returns its value.
+fn push_inst(region: &mut Region, d: aarchx_ir::InstData) -> Value {
+    region.insts.push(d);
+    Value(region.insts.len() as u32 - 1)
 }
 
 #[cfg(test)]
@@ -165,7 +231,7 @@ mod tests {
     use crate::testing::run_pass;
 
     #[test]
-    fn overwritten_flags_are_removed_and_read_ones_kept() {
+    fn overwritten_flags_are_removed_read_ones_kept_and_moved_to_where_they_are_read() {
         let out = run_pass(
             &mut DeadFlags { lookahead: 16 },
             "\
@@ -199,12 +265,12 @@ block0:
   v3 = icmp.i64 ult v0, v1
   set zf, v3
   v4 = get zf
-  set cf, v3
   brif v4, block1, block2
 block1:
   set cf, v2
   exit jump 0x2000
 block2:
+  set cf, v3
   exit jump 0x3000
 "
         );

@@ -11,6 +11,7 @@ pub mod dead_flags;
 pub mod decode;
 pub mod insn_count;
 pub mod memory_order;
+pub mod sink;
 #[cfg(feature = "plugin")]
 pub mod plugin;
 pub mod state_forward;
@@ -28,5 +29,6 @@ pub static BUILTIN: &[&PassInfo] = &[
     &state_forward::INFO,
     &cond_fusion::INFO,
     &const_fold::INFO,
+    &sink::INFO,
     &insn_count::INFO,
 ];
