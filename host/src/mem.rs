@@ -836,6 +836,7 @@ impl Machine for GuestMemory {
         match helper {
             Helper::Cpuid => crate::cpuid::run_cpuid(state),
             Helper::Rdtsc => crate::cpuid::run_rdtsc(state),
+            Helper::X87 | Helper::X87Flags => crate::x87::run(state, self),
         }
     }
 }

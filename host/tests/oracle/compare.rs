@@ -134,8 +134,11 @@ impl Machine for BufMachine {
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), addr as *mut u8, len) };
     }
 
-    fn helper(&mut self, helper: Helper, _state: &mut GuestState) {
-        self.errors.push(format!("unexpected helper call {helper:?}"));
+    fn helper(&mut self, helper: Helper, state: &mut GuestState) {
+        match helper {
+            Helper::X87 | Helper::X87Flags => aarchx::x87::run(state, self),
+            _ => self.errors.push(format!("unexpected helper call {helper:?}")),
+        }
     }
 }
 
@@ -179,6 +182,7 @@ pub fn compare(
     interp: &InterpResult,
     next_ip: u64,
     undefined: u8,
+    undefined_fpsw: u16,
 ) -> Vec<Diff> {
     let mut diffs = Vec::new();
     let mut diff = |field: String, native: String, interp: String| diffs.push(Diff { field, native, interp });
@@ -201,6 +205,21 @@ pub fn compare(
     for k in 0..16 {
         if native.xmm[k] != interp.state.xmm[k] {
             diff(format!("xmm{k}"), format!("{:#034x}", native.xmm[k]), format!("{:#034x}", interp.state.xmm[k]));
+        }
+    }
+    let x87 = [
+        ("fpcw", u128::from(native.fpcw), u128::from(interp.state.fpcw)),
+        ("fpsw", u128::from(native.fpsw & !undefined_fpsw), u128::from(interp.state.fpsw & !undefined_fpsw)),
+        ("fptag", u128::from(native.fptag), u128::from(interp.state.fptag)),
+    ];
+    for (name, n, i) in x87 {
+        if n != i {
+            diff(name.into(), format!("{n:#06x}"), format!("{i:#06x}"));
+        }
+    }
+    for p in 0..8 {
+        if native.st[p] != interp.state.st[p] {
+            diff(format!("r{p}"), format!("{:#022x}", native.st[p]), format!("{:#022x}", interp.state.st[p]));
         }
     }
     // Differing bytes, grouped into runs.
@@ -239,6 +258,18 @@ pub fn state_text(s: &GuestState) -> String {
     for row in 0..8 {
         let line: Vec<String> =
             (0..2).map(|c| row * 2 + c).map(|k| format!("{:>5}={:#034x}", format!("xmm{k}"), s.xmm[k])).collect();
+        let _ = writeln!(out, "    {}", line.join(" "));
+    }
+    let _ = writeln!(
+        out,
+        "    fpcw={:#06x} fpsw={:#06x} (top {}) fptag={:#04x}",
+        s.fpcw,
+        s.fpsw,
+        s.fpsw >> 11 & 7,
+        s.fptag
+    );
+    for row in 0..4 {
+        let line: Vec<String> = (0..2).map(|c| row * 2 + c).map(|p| format!("r{p}={:#022x}", s.st[p])).collect();
         let _ = writeln!(out, "    {}", line.join(" "));
     }
     out

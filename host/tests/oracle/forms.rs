@@ -545,6 +545,7 @@ pub fn all(layout: &Layout) -> Vec<Form> {
         }
     }
     forms.extend(string_forms(layout));
+    forms.extend(crate::x87::forms(layout));
     forms
 }
 

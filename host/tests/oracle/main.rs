@@ -20,6 +20,7 @@ mod forms;
 mod native;
 mod states;
 mod undefined;
+mod x87;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -100,7 +101,17 @@ fn check_form(cfg: &Config, runner: &mut Runner, form: &Form) -> Result<Option<F
         let (diffs, native) = match runner.run(&case.state, &case.mem) {
             Ok(n) => {
                 let mask = undefined::undefined(&form.insn, &case.state);
-                (compare::compare(&n.state, &n.mem, &interp, next_ip, mask), Some((n, mask)))
+                (
+                    compare::compare(
+                        &n.state,
+                        &n.mem,
+                        &interp,
+                        next_ip,
+                        mask,
+                        x87::undefined_fpsw(form.insn.mnemonic()),
+                    ),
+                    Some((n, mask)),
+                )
             }
             Err(f) => {
                 let d = compare::Diff {
@@ -324,7 +335,7 @@ fn oracle_detects_a_wrong_lift() {
             let native = runner.run(&case.state, &case.mem).expect("no native fault");
             let mask = undefined::undefined(&native_form.insn, &case.state);
             // The two instructions have the same length, so the exit matches.
-            if !compare::compare(&native.state, &native.mem, &interp, native_form.insn.next_ip(), mask).is_empty() {
+            if !compare::compare(&native.state, &native.mem, &interp, native_form.insn.next_ip(), mask, 0).is_empty() {
                 differ += 1;
             }
         }

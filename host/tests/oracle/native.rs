@@ -64,6 +64,9 @@ impl Layout {
 /// The data page: what the prologue loads and the epilogue stores.
 #[repr(C, align(16))]
 struct Frame {
+    /// fxsave images: the guest's x87 state in and out.
+    in_fx: [u8; 512],
+    out_fx: [u8; 512],
     in_xmm: [u128; 16],
     out_xmm: [u128; 16],
     in_gpr: [u64; 16],
@@ -101,6 +104,34 @@ thread_local! {
 }
 
 const SIGNALS: [libc::c_int; 5] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL, libc::SIGTRAP];
+
+/// The fxsave image of `s`'s x87 state (registers in stack order), with
+/// the guest's MXCSR.
+fn x87_image(s: &GuestState) -> [u8; 512] {
+    let mut fx = [0u8; 512];
+    fx[0..2].copy_from_slice(&s.fpcw.to_le_bytes());
+    fx[2..4].copy_from_slice(&s.fpsw.to_le_bytes());
+    fx[4] = s.fptag;
+    fx[24..28].copy_from_slice(&0x1f80u32.to_le_bytes());
+    let top = usize::from(s.fpsw >> 11 & 7);
+    for i in 0..8 {
+        fx[32 + 16 * i..42 + 16 * i].copy_from_slice(&s.st[(top + i) & 7].to_le_bytes()[..10]);
+    }
+    fx
+}
+
+/// The x87 state of an fxsave image into `s`.
+fn x87_from_image(s: &mut GuestState, fx: &[u8; 512]) {
+    s.fpcw = u16::from_le_bytes([fx[0], fx[1]]);
+    s.fpsw = u16::from_le_bytes([fx[2], fx[3]]);
+    s.fptag = fx[4];
+    let top = usize::from(s.fpsw >> 11 & 7);
+    for i in 0..8 {
+        let mut b = [0u8; 16];
+        b[..10].copy_from_slice(&fx[32 + 16 * i..42 + 16 * i]);
+        s.st[(top + i) & 7] = u128::from_le_bytes(b);
+    }
+}
 
 /// Runs single instructions natively in the arena.
 pub struct Runner {
@@ -222,6 +253,8 @@ impl Runner {
         let host_mxcsr = self.field(offset_of!(Frame, host_mxcsr));
         let guest_mxcsr = self.field(offset_of!(Frame, guest_mxcsr));
         let out_mxcsr = self.field(offset_of!(Frame, out_mxcsr));
+        let in_fx = self.field(offset_of!(Frame, in_fx));
+        let out_fx = self.field(offset_of!(Frame, out_fx));
 
         let mut a = Asm::new(self.layout.code);
         a.emit(Instruction::with2(Code::Mov_rm64_r64, at(host), Register::RSP));
@@ -229,6 +262,7 @@ impl Runner {
             a.emit(Instruction::with2(Code::Mov_rm64_r64, at(host + 8 * (n as u64 + 1)), *r));
         }
         a.emit(Instruction::with1(Code::Stmxcsr_m32, at(host_mxcsr)));
+        a.emit(Instruction::with1(Code::Fxrstor64_m512byte, at(in_fx)));
         a.emit(Instruction::with1(Code::Ldmxcsr_m32, at(guest_mxcsr)));
         for n in 0..16 {
             a.emit(Instruction::with2(Code::Movdqa_xmm_xmmm128, xmm(n), at(in_xmm + 16 * n as u64)));
@@ -256,6 +290,8 @@ impl Runner {
             a.emit(Instruction::with2(Code::Movdqa_xmmm128_xmm, at(out_xmm + 16 * n as u64), xmm(n)));
         }
         a.emit(Instruction::with1(Code::Stmxcsr_m32, at(out_mxcsr)));
+        a.emit(Instruction::with1(Code::Fxsave64_m512byte, at(out_fx)));
+        a.emit(Ok(Instruction::with(Code::Fninit)));
         a.emit(Instruction::with1(Code::Ldmxcsr_m32, at(host_mxcsr)));
         a.emit(Ok(Instruction::with(Code::Cld)));
         for (n, r) in HOST_SAVED.iter().enumerate() {
@@ -322,6 +358,7 @@ impl Runner {
             // TF or AC, which would trap or fault the host code after.
             (*f).in_rflags = init.rflags() & 0x0ed7;
             (*f).guest_mxcsr = 0x1f80;
+            (*f).in_fx = x87_image(init);
         }
         let code = self.layout.code;
         ACTIVE.set((code, code + PAGE as u64, self.layout.epilogue));
@@ -348,6 +385,7 @@ impl Runner {
             state.gpr = (*f).out_gpr;
             state.xmm = (*f).out_xmm;
             state.set_rflags((*f).out_rflags);
+            x87_from_image(&mut state, &(*f).out_fx);
         }
         state.rip = init.rip;
         Ok(NativeResult { state, mem: self.buffer() })

@@ -358,6 +358,7 @@ pub fn generate(form: &Form, layout: &Layout, rng: &mut Rng) -> Case {
         place_memory(form, layout, rng, &mut case);
     }
     steer(form, layout, rng, &mut case);
+    crate::x87::steer(form, layout, rng, &mut case);
     case
 }
 

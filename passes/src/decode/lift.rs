@@ -98,11 +98,11 @@ pub fn lift(b: &mut Builder<'_>, i: &Instruction) -> Outcome {
         M::Hlt => l.trap(TrapKind::Privileged),
         M::Stmxcsr => l.store_control(Reg::MXCSR),
         M::Ldmxcsr => l.load_control(Reg::MXCSR),
-        M::Fnstcw => l.store_control(Reg::FPCW),
+        M::Fnstcw | M::Fstcw => l.store_control(Reg::FPCW),
         M::Fldcw => l.load_control(Reg::FPCW),
         M::Fxsave | M::Fxsave64 => l.fxsave(),
         M::Fxrstor | M::Fxrstor64 => l.fxrstor(),
-        _ => l.sse(m),
+        _ => l.x87(m).unwrap_or_else(|| l.sse(m)),
     }
 }
 

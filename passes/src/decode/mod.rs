@@ -15,6 +15,7 @@ mod operand;
 mod sse;
 mod string;
 mod system;
+mod x87;
 
 use aarchx_ir::{Builder, ExitKind, Region, TrapKind};
 use aarchx_pass::{OptionSpec, OptionValue, Options, Pass, PassContext, PassError, PassInfo, Stage};

@@ -4,6 +4,7 @@
 //! int3, hlt).
 
 use aarchx_ir::cond::Helper;
+use aarchx_ir::x87::{Operand, X87Insn, X87Op};
 use aarchx_ir::{ExitKind, Opcode, Reg, TrapKind, Type, Value};
 use iced_x86::{Mnemonic, Register};
 
@@ -139,26 +140,50 @@ impl L<'_, '_> {
         Outcome::Next
     }
 
-    /// ldmxcsr, fldcw: load a control register from memory. Only the
-    /// default rounding mode is implemented, so a value that changes it
-    /// would silently compute wrong results: that is refused with SIGILL.
+    /// ldmxcsr, fldcw: load a control register from memory, refusing
+    /// values outside the model (see `refuse_fpcw`, `refuse_mxcsr`).
     pub fn load_control(&mut self, reg: Reg) -> Outcome {
         let ty = reg.ty().unwrap_or(Type::I32);
         let a = self.addr();
         let v = self.b.load(ty, a);
-        let (mask, want) = if reg == Reg::MXCSR { (0x6000, 0) } else { (0x0c00, 0) };
-        let m = self.c(ty, mask);
-        let rc = self.bin(Opcode::And, ty, v, m);
-        let w = self.c(ty, want);
-        let bad = self.icmp(aarchx_ir::IntCond::Ne, ty, rc, w);
+        if reg == Reg::MXCSR {
+            let bad = self.mxcsr_unmodelled(v);
+            self.trap_if(bad);
+        } else {
+            self.refuse_fpcw(v);
+        }
+        self.b.set(reg, v);
+        Outcome::Next
+    }
+
+    /// Continues in a new block when `bad` is false; raises SIGILL at this
+    /// instruction when it is true.
+    fn trap_if(&mut self, bad: Value) {
         let trap = self.b.create_block();
         let ok = self.b.create_block();
         self.b.brif(bad, trap, ok);
         self.b.switch_to(trap);
         self.b.trap(TrapKind::Ill, self.i.ip());
         self.b.switch_to(ok);
-        self.b.set(reg, v);
-        Outcome::Next
+    }
+
+    /// Only the default SSE rounding mode is implemented: an MXCSR that
+    /// changes it would silently compute wrong results.
+    fn mxcsr_unmodelled(&mut self, v: Value) -> Value {
+        let m = self.c(Type::I32, 0x6000);
+        let rc = self.bin(Opcode::And, Type::I32, v, m);
+        let z = self.c(Type::I32, 0);
+        self.icmp(aarchx_ir::IntCond::Ne, Type::I32, rc, z)
+    }
+
+    /// The x87 is modelled with every exception masked and 64-bit
+    /// precision (any rounding mode): a control word that unmasks an
+    /// exception or selects 24- or 53-bit precision raises SIGILL.
+    pub fn refuse_fpcw(&mut self, cw: Value) {
+        let m = self.c(Type::I16, 0x033f);
+        let kept = self.bin(Opcode::And, Type::I16, cw, m);
+        let bad = self.icmp(aarchx_ir::IntCond::Ne, Type::I16, kept, m);
+        self.trap_if(bad);
     }
 
     /// The address `off` bytes into the memory operand at `base`.
@@ -168,32 +193,18 @@ impl L<'_, '_> {
     }
 
     /// fxsave, fxsave64: the x87, MXCSR and XMM state to the 512-byte
-    /// area (bytes 0..416; the rest is not written). Of the x87 unit only
-    /// the control word is modelled and the stack is always empty, so the
-    /// status and tag words, last-instruction pointers and data registers
-    /// are stored as zero. The 16-byte alignment #GP is not checked (as
-    /// for movaps).
+    /// area (bytes 0..416; the rest is not written). The x87 part is the
+    /// `x87` helper's (its instruction and operand pointers are stored as
+    /// zero). The 16-byte alignment #GP is not checked (as for movaps).
     pub fn fxsave(&mut self) -> Outcome {
+        self.x87_call(X87Insn::new(X87Op::SaveImage, Operand::Area), Helper::X87);
         let base = self.addr();
-        let fpcw = self.b.get(Reg::FPCW);
-        self.b.store(Type::I16, base, fpcw);
-        let zero16 = self.c(Type::I16, 0);
-        let at = self.offset(base, 2);
-        self.b.store(Type::I16, at, zero16);
-        let zero32 = self.c(Type::I32, 0);
-        let at = self.offset(base, 4);
-        self.b.store(Type::I32, at, zero32);
         let mxcsr = self.b.get(Reg::MXCSR);
         let at = self.offset(base, 24);
         self.b.store(Type::I32, at, mxcsr);
         let mask = self.c(Type::I32, 0xffff);
         let at = self.offset(base, 28);
         self.b.store(Type::I32, at, mask);
-        let zero64 = self.c(Type::I64, 0);
-        for off in [8, 16].into_iter().chain((32..160).step_by(8)) {
-            let at = self.offset(base, off);
-            self.b.store(Type::I64, at, zero64);
-        }
         for n in 0..16u8 {
             let x = self.b.get(Reg::xmm(n));
             let at = self.offset(base, 160 + 16 * u64::from(n));
@@ -202,35 +213,18 @@ impl L<'_, '_> {
         Outcome::Next
     }
 
-    /// fxrstor, fxrstor64: the control word, MXCSR and XMM registers from
-    /// the area fxsave writes. A control word or MXCSR with a non-default
-    /// rounding mode is refused with SIGILL, as by fldcw and ldmxcsr; the
-    /// x87 stack stays empty.
+    /// fxrstor, fxrstor64: the x87 state, MXCSR and XMM registers from
+    /// the area fxsave writes. A control word or MXCSR outside the model
+    /// is refused with SIGILL, as by fldcw and ldmxcsr.
     pub fn fxrstor(&mut self) -> Outcome {
         let base = self.addr();
         let fpcw = self.b.load(Type::I16, base);
         let at = self.offset(base, 24);
         let mxcsr = self.b.load(Type::I32, at);
-        let rc_fpcw = {
-            let m = self.c(Type::I16, 0x0c00);
-            let rc = self.bin(Opcode::And, Type::I16, fpcw, m);
-            let z = self.c(Type::I16, 0);
-            self.icmp(aarchx_ir::IntCond::Ne, Type::I16, rc, z)
-        };
-        let rc_mxcsr = {
-            let m = self.c(Type::I32, 0x6000);
-            let rc = self.bin(Opcode::And, Type::I32, mxcsr, m);
-            let z = self.c(Type::I32, 0);
-            self.icmp(aarchx_ir::IntCond::Ne, Type::I32, rc, z)
-        };
-        let bad = self.bin(Opcode::Or, Type::I1, rc_fpcw, rc_mxcsr);
-        let trap = self.b.create_block();
-        let ok = self.b.create_block();
-        self.b.brif(bad, trap, ok);
-        self.b.switch_to(trap);
-        self.b.trap(TrapKind::Ill, self.i.ip());
-        self.b.switch_to(ok);
-        self.b.set(Reg::FPCW, fpcw);
+        let bad = self.mxcsr_unmodelled(mxcsr);
+        self.trap_if(bad);
+        self.refuse_fpcw(fpcw);
+        self.x87_call(X87Insn::new(X87Op::RestoreImage, Operand::Area), Helper::X87);
         self.b.set(Reg::MXCSR, mxcsr);
         for n in 0..16u8 {
             let at = self.offset(base, 160 + 16 * u64::from(n));

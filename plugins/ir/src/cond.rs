@@ -94,7 +94,15 @@ named_enum! {
     /// registers in the state struct only; [`Helper::reads`] and
     /// [`Helper::writes`] say which, so register caching knows what to
     /// spill and reload.
-    Helper { Cpuid = "cpuid", Rdtsc = "rdtsc", }
+    Helper {
+        Cpuid = "cpuid",
+        Rdtsc = "rdtsc",
+        /// The x87 operation in `x87_op` (see [`crate::x87`]), its memory
+        /// operand at `x87_addr`.
+        X87 = "x87",
+        /// As `x87`, for the operations that also write EFLAGS (fcomi).
+        X87Flags = "x87_flags",
+    }
 }
 
 use crate::reg::Reg;
@@ -104,6 +112,7 @@ impl Helper {
         match self {
             Helper::Cpuid => &[Reg::RAX, Reg::RCX],
             Helper::Rdtsc => &[],
+            Helper::X87 | Helper::X87Flags => &[Reg::FPCW, Reg::FPSW, Reg::X87_OP, Reg::X87_ADDR],
         }
     }
 
@@ -111,6 +120,8 @@ impl Helper {
         match self {
             Helper::Cpuid => &[Reg::RAX, Reg::RBX, Reg::RCX, Reg::RDX],
             Helper::Rdtsc => &[Reg::RAX, Reg::RDX],
+            Helper::X87 => &[Reg::FPCW, Reg::FPSW],
+            Helper::X87Flags => &[Reg::FPSW, Reg::CF, Reg::PF, Reg::AF, Reg::ZF, Reg::SF, Reg::OF],
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod region;
 pub mod state;
 pub mod types;
 pub mod verify;
+pub mod x87;
 
 pub use cond::{ExitKind, FloatCond, IntCond, MemFlags, RmwOp, TrapKind};
 pub use opcode::{Format, Opcode};

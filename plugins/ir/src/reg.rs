@@ -15,7 +15,7 @@ pub const GPR_NAMES: [&str; 16] =
 /// Names of the status and control flags, in [`crate::GuestState::flags`] order.
 pub const FLAG_NAMES: [&str; 7] = ["cf", "pf", "af", "zf", "sf", "of", "df"];
 /// Names of the special registers, from [`Reg::FS_BASE`] on.
-pub const SPECIAL_NAMES: [&str; 4] = ["fs_base", "gs_base", "mxcsr", "fpcw"];
+pub const SPECIAL_NAMES: [&str; 7] = ["fs_base", "gs_base", "mxcsr", "fpcw", "fpsw", "x87_op", "x87_addr"];
 
 const FLAG0: u16 = 16;
 const XMM0: u16 = 32;
@@ -42,6 +42,12 @@ impl Reg {
     pub const GS_BASE: Reg = Reg(SPECIAL0 + 1);
     pub const MXCSR: Reg = Reg(SPECIAL0 + 2);
     pub const FPCW: Reg = Reg(SPECIAL0 + 3);
+    /// The x87 status word (TOP, C0-C3, exception flags).
+    pub const FPSW: Reg = Reg(SPECIAL0 + 4);
+    /// Scratch: the x87 operation the lifter hands the `x87` helpers.
+    pub const X87_OP: Reg = Reg(SPECIAL0 + 5);
+    /// Scratch: the address of that operation's memory operand.
+    pub const X87_ADDR: Reg = Reg(SPECIAL0 + 6);
 
     /// The six status flags the arithmetic instructions write.
     pub const STATUS_FLAGS: [Reg; 6] = [Reg::CF, Reg::PF, Reg::AF, Reg::ZF, Reg::SF, Reg::OF];
@@ -58,7 +64,7 @@ impl Reg {
 
     /// Every valid register, in encoding order.
     pub fn all() -> impl Iterator<Item = Reg> {
-        (0..16).chain(FLAG0..FLAG0 + 7).chain(XMM0..XMM0 + 16).chain(SPECIAL0..SPECIAL0 + 4).map(Reg)
+        (0..16).chain(FLAG0..FLAG0 + 7).chain(XMM0..XMM0 + 16).chain(SPECIAL0..SPECIAL0 + SPECIAL_NAMES.len() as u16).map(Reg)
     }
 
     pub fn is_valid(self) -> bool {
@@ -87,9 +93,9 @@ impl Reg {
             Some(Type::V128)
         } else {
             match self {
-                Reg::FS_BASE | Reg::GS_BASE => Some(Type::I64),
-                Reg::MXCSR => Some(Type::I32),
-                Reg::FPCW => Some(Type::I16),
+                Reg::FS_BASE | Reg::GS_BASE | Reg::X87_ADDR => Some(Type::I64),
+                Reg::MXCSR | Reg::X87_OP => Some(Type::I32),
+                Reg::FPCW | Reg::FPSW => Some(Type::I16),
                 _ => None,
             }
         }
@@ -103,7 +109,7 @@ impl Reg {
             out.write_str(FLAG_NAMES[f])
         } else if let Some(x) = self.as_xmm() {
             write!(out, "xmm{x}")
-        } else if (SPECIAL0..SPECIAL0 + 4).contains(&self.0) {
+        } else if (SPECIAL0..SPECIAL0 + SPECIAL_NAMES.len() as u16).contains(&self.0) {
             out.write_str(SPECIAL_NAMES[usize::from(self.0 - SPECIAL0)])
         } else {
             write!(out, "reg{}", self.0)

@@ -17,11 +17,22 @@ pub struct GuestState {
     /// cf, pf, af, zf, sf, of, df: one byte each, 0 or 1.
     pub flags: [u8; 8],
     pub mxcsr: u32,
-    /// x87 control word (only stored and reloaded: x87 arithmetic is not
-    /// implemented).
+    /// x87 control word (precision, rounding, exception masks).
     pub fpcw: u16,
     pub _pad: [u8; 10],
     pub xmm: [u128; 16],
+    /// The x87 data registers R0-R7 by physical number (ST(i) is
+    /// R((TOP + i) mod 8)), each an 80-bit extended value in the low bits.
+    pub st: [u128; 8],
+    /// x87 status word: exception flags, C0-C3, TOP in bits 11-13.
+    pub fpsw: u16,
+    /// x87 tags, abridged as in fxsave: bit i set when R<i> holds a value.
+    pub fptag: u8,
+    pub _pad2: u8,
+    /// Scratch for the `x87` helpers: the operation (`x87::X87Insn`)
+    /// and its memory operand's address, set by the lifter before a call.
+    pub x87_op: u32,
+    pub x87_addr: u64,
 }
 
 impl Default for GuestState {
@@ -36,6 +47,12 @@ impl Default for GuestState {
             fpcw: 0x037f,
             _pad: [0; 10],
             xmm: [0; 16],
+            st: [0; 8],
+            fpsw: 0,
+            fptag: 0,
+            _pad2: 0,
+            x87_op: 0,
+            x87_addr: 0,
         }
     }
 }
@@ -49,6 +66,10 @@ impl GuestState {
     pub const OFFSET_MXCSR: usize = core::mem::offset_of!(GuestState, mxcsr);
     pub const OFFSET_FPCW: usize = core::mem::offset_of!(GuestState, fpcw);
     pub const OFFSET_XMM: usize = core::mem::offset_of!(GuestState, xmm);
+    pub const OFFSET_ST: usize = core::mem::offset_of!(GuestState, st);
+    pub const OFFSET_FPSW: usize = core::mem::offset_of!(GuestState, fpsw);
+    pub const OFFSET_X87_OP: usize = core::mem::offset_of!(GuestState, x87_op);
+    pub const OFFSET_X87_ADDR: usize = core::mem::offset_of!(GuestState, x87_addr);
 
     /// Byte offset of a register's slot in the struct.
     pub fn offset_of(reg: Reg) -> usize {
@@ -64,6 +85,9 @@ impl GuestState {
                 Reg::GS_BASE => Self::OFFSET_GS_BASE,
                 Reg::MXCSR => Self::OFFSET_MXCSR,
                 Reg::FPCW => Self::OFFSET_FPCW,
+                Reg::FPSW => Self::OFFSET_FPSW,
+                Reg::X87_OP => Self::OFFSET_X87_OP,
+                Reg::X87_ADDR => Self::OFFSET_X87_ADDR,
                 _ => panic!("invalid register {reg:?}"),
             }
         }
@@ -83,6 +107,9 @@ impl GuestState {
                 Reg::GS_BASE => u128::from(self.gs_base),
                 Reg::MXCSR => u128::from(self.mxcsr),
                 Reg::FPCW => u128::from(self.fpcw),
+                Reg::FPSW => u128::from(self.fpsw),
+                Reg::X87_OP => u128::from(self.x87_op),
+                Reg::X87_ADDR => u128::from(self.x87_addr),
                 _ => panic!("invalid register {reg:?}"),
             }
         }
@@ -102,6 +129,9 @@ impl GuestState {
                 Reg::GS_BASE => self.gs_base = v as u64,
                 Reg::MXCSR => self.mxcsr = v as u32,
                 Reg::FPCW => self.fpcw = v as u16,
+                Reg::FPSW => self.fpsw = v as u16,
+                Reg::X87_OP => self.x87_op = v as u32,
+                Reg::X87_ADDR => self.x87_addr = v as u64,
                 _ => panic!("invalid register {reg:?}"),
             }
         }
@@ -134,7 +164,11 @@ mod tests {
         assert_eq!(GuestState::OFFSET_FLAGS, 152);
         assert_eq!(GuestState::OFFSET_MXCSR, 160);
         assert_eq!(GuestState::OFFSET_XMM, 176);
-        assert_eq!(core::mem::size_of::<GuestState>(), 432);
+        assert_eq!(GuestState::OFFSET_ST, 432);
+        assert_eq!(GuestState::OFFSET_FPSW, 560);
+        assert_eq!(GuestState::OFFSET_X87_OP, 564);
+        assert_eq!(GuestState::OFFSET_X87_ADDR, 568);
+        assert_eq!(core::mem::size_of::<GuestState>(), 576);
     }
 
     #[test]
