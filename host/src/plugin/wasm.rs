@@ -501,3 +501,51 @@ impl Mem<'_> {
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes little-endian u32s at `at`.
+    fn put(mem: &mut [u8], at: usize, words: &[u32]) {
+        for (i, w) in words.iter().enumerate() {
+            mem[at + 4 * i..at + 4 * i + 4].copy_from_slice(&w.to_le_bytes());
+        }
+    }
+
+    /// The documented wasm32 layouts, written by hand, read back.
+    #[test]
+    fn reads_the_wasm32_layouts() {
+        let mut mem = vec![0u8; 512];
+        mem[400..403].copy_from_slice(b"opt");
+        mem[410..413].copy_from_slice(b"doc");
+        mem[420..424].copy_from_slice(b"dflt");
+        // OptionDescriptor at 0: a string option.
+        put(&mut mem, 0, &[400, 3, OptionKind::Str as u32]);
+        put(&mut mem, 24, &[420, 4, 410, 3]);
+        // At 40: an integer option defaulting to -5.
+        put(&mut mem, 40, &[410, 3, OptionKind::Int as u32]);
+        mem[56..64].copy_from_slice(&(-5i64).to_le_bytes());
+        put(&mut mem, 72, &[410, 3]);
+        // A `Str` array of one at 300.
+        put(&mut mem, 300, &[410, 3]);
+        // PassDescriptor at 100: transform stage, both options, before `doc`.
+        put(&mut mem, 100, &[400, 3, 7, 2, 410, 3, 0, 2, 300, 1, 0, 0]);
+        let pass = Mem(&mem).pass(100).unwrap();
+        assert_eq!((pass.name.as_str(), pass.stage), ("opt", aarchx_pass::Stage::Transform));
+        assert_eq!(
+            pass.options,
+            [
+                OptionDef { name: "opt".into(), default: OptionValue::Str("dflt".into()), doc: "doc".into() },
+                OptionDef { name: "doc".into(), default: OptionValue::Int(-5), doc: "doc".into() },
+            ]
+        );
+        assert_eq!((pass.before, pass.after), (vec!["doc".to_string()], vec![]));
+
+        put(&mut mem, 112, &[9]);
+        assert_eq!(Mem(&mem).pass(100).err().unwrap(), "pass `opt` has unknown stage 9");
+        put(&mut mem, 112, &[2]);
+        put(&mut mem, 0, &[500, 30]);
+        assert_eq!(Mem(&mem).pass(100).err().unwrap(), "pass `opt`: 30 bytes at 0x1f4 lie outside the module's memory");
+    }
+}
