@@ -774,7 +774,7 @@ mod tests {
         let mut n = 0;
         for f in std::fs::read_dir(&dir).unwrap() {
             let path = f.unwrap().path();
-            if path.extension().and_then(|e| e.to_str()) != Some("ron") {
+            if !matches!(path.extension().and_then(|e| e.to_str()), Some("ron" | "lua")) {
                 continue;
             }
             let policy = load(&path, Path::new("prog"), &[]).unwrap_or_else(|e| panic!("{e}"));
