@@ -241,6 +241,39 @@ pub fn take_fault() -> GuestFault {
     GuestFault { sig, code: FAULT_CODE.load(SeqCst), addr: FAULT_ADDR.load(SeqCst) }
 }
 
+/// Records a fault of a guest access made by a runtime helper that JIT
+/// code called, and leaves the run as a fault of the code itself would:
+/// at the trampoline's exit sequence, with its stack and the fault code.
+/// Only `call_helper`'s own frame is abandoned, which owns nothing.
+///
+/// # Safety
+///
+/// Called from the helper entry point of a JIT run in progress (after
+/// `jit_enter`), with nothing left to drop on the way back to it.
+#[cfg(target_arch = "aarch64")]
+pub unsafe fn leave_jit_run(fault: GuestFault) -> ! {
+    FAULT_CODE.store(fault.code, SeqCst);
+    FAULT_ADDR.store(fault.addr, SeqCst);
+    FAULT_SIG.store(fault.sig, SeqCst);
+    // SAFETY: the slot is the live context's `entry_sp` (see
+    // `leave_jit_code`).
+    let sp = unsafe { *(JIT_SP_SLOT.load(SeqCst) as *const u64) };
+    let exit = JIT_EXIT.load(SeqCst);
+    // SAFETY: the exit sequence restores the registers the trampoline
+    // saved from the stack at `sp` and returns from the trampoline's call
+    // with x0 (the contract above: no frame in between needs dropping).
+    unsafe {
+        std::arch::asm!(
+            "mov sp, {sp}",
+            "br {exit}",
+            sp = in(reg) sp,
+            exit = in(reg) exit,
+            in("x0") crate::jit::exit::fault_code(),
+            options(noreturn)
+        )
+    }
+}
+
 /// Registers the JIT run about to start: faults with a pc in `code` are
 /// the guest's; they leave through `exit` with the stack pointer stored
 /// at `sp_slot`.

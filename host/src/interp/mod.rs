@@ -9,9 +9,10 @@
 //! floating point) and `vector` (shape-changing vector ops), over the lane
 //! helpers of `lanes`.
 //!
-//! A guest memory access that faults (see `crate::signal::probe`) stops
-//! the region at the faulting instruction: the registers it had already
-//! set are put back, so the state is the one before the instruction.
+//! A guest memory access that faults (see `crate::signal::probe`), by the
+//! region or a helper it calls, stops the region at the faulting
+//! instruction: the registers it had already set are put back, so the
+//! state is the one before the instruction.
 
 mod float;
 mod lanes;
@@ -87,7 +88,8 @@ fn run_blocks<M: Machine>(
                 _ => {}
             }
             let result = eval(region, d, state, machine, values);
-            if matches!(d.op, Opcode::Load | Opcode::Store | Opcode::AtomicRmw | Opcode::AtomicCas) {
+            // Helpers (x87) access guest memory through the machine too.
+            if matches!(d.op, Opcode::Load | Opcode::Store | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Call) {
                 if let Some(fault) = probe::take_fault() {
                     for &(reg, old) in undo.iter().rev() {
                         state.set(reg, old);

@@ -4,7 +4,8 @@
 //! keeps nothing live in caller-saved registers across the call.
 //!
 //! A panic inside one aborts the process (an `extern "C"` function does
-//! not unwind).
+//! not unwind). A guest memory fault inside a helper ends the run (see
+//! [`call_helper`]).
 
 use aarchx_ir::cond::Helper;
 use aarchx_ir::GuestState;
@@ -28,6 +29,14 @@ pub unsafe extern "C" fn call_helper(helper: u32, state: *mut GuestState, ctx: *
     // until the run returns.
     let f = unsafe { &mut *ctx.helpers.cast::<HelperFn<'_>>() };
     f(helper, state);
+    // A guest access of the helper (x87 operands) faulted: the run ends
+    // as for a fault of translated code.
+    #[cfg(target_arch = "aarch64")]
+    if let Some(fault) = crate::signal::probe::take_fault() {
+        // SAFETY: called by translated code during a run; the references
+        // above own nothing.
+        unsafe { crate::signals::leave_jit_run(fault) };
+    }
 }
 
 /// Descriptor of a float NaN fix-up: lane width in bits, lane count, and
