@@ -79,10 +79,11 @@
 //!
 //! What is deliberately absent, for later issues: register allocation
 //! across ops (values round-trip through stack slots); an inline
-//! indirect-branch cache (`exit_indirect` always returns to Rust); fault
-//! handling for guest memory accesses (a fault in translated code is a
-//! host SIGSEGV; the handler that maps the host pc back to a guest
-//! instruction comes with the signals work); a budget check on a region's
+//! indirect-branch cache (`exit_indirect` always returns to Rust); an
+//! exact guest state at a faulting access (a fault in translated code
+//! leaves the run through the trampoline's exit with a fault code, and the
+//! dispatcher replays the region on the interpreter: see
+//! `docs/signals.md`); a budget check on a region's
 //! internal back edges (only block-to-block chaining is bounded); true
 //! atomicity of a misaligned locked access (done as a fenced plain
 //! read-modify-write, see `lower/mem.rs`); and sharing one cache between
