@@ -1,6 +1,5 @@
 # perl: regexps, hashes, sort, sprintf, pack, local subs.
 # needs: perl
-# xfail: perl dies of SIGILL in printf "%e": an instruction aarchx does not lift yet (not identified; likely x87 as in seq and sqlite3)
 perl -e '
   my %h; $h{$_ % 7} += $_ for 1 .. 100;
   print join(",", map { "$_=$h{$_}" } sort { $a <=> $b } keys %h), "\n";

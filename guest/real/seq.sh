@@ -1,5 +1,4 @@
 # seq: integer and fractional sequences, formats and separators.
-# xfail: seq computes in long double: x87 instructions are not lifted yet (SIGILL)
 seq 1 5
 seq -s, 10 -3 -5
 seq -w 8 11

@@ -1,6 +1,5 @@
 # sqlite3: a recursive CTE, joins, aggregates and window functions.
 # needs: sqlite3
-# xfail: sqlite3 dies of SIGILL parsing a real number: sqlite3AtoF uses x87 (fld1), not lifted yet
 sqlite3 db.sqlite <<'END'
 CREATE TABLE dept(id INTEGER PRIMARY KEY, name TEXT);
 CREATE TABLE emp(id INTEGER PRIMARY KEY, name TEXT, dept INTEGER REFERENCES dept(id), pay INTEGER);

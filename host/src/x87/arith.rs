@@ -45,6 +45,8 @@ pub fn binary(op: Bin, a: F80, b: F80, fpcw: u16) -> Res<F80> {
         Bin::Mul => quarter(x).mul_r(y, Round::TowardZero).value,
         Bin::Div => quarter(x).div_r(y, Round::TowardZero).value,
     });
+    // Dividing by zero raises ZE alone (no DE for a denormal dividend).
+    let de = if r.flags & ZE != 0 { 0 } else { de };
     Res { flags: r.flags | de | if oe { value::OE } else { 0 }, ..r }
 }
 

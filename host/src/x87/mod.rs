@@ -173,20 +173,13 @@ impl Fpu<'_> {
         let a = self.addr();
         match insn.op {
             X87Op::Load => {
-                let v = match insn.operand {
-                    Operand::F32 => {
-                        let r = value::load_float(mem.load(a, Type::I32) as u64, Format::F32);
-                        self.take(r)
-                    }
-                    Operand::F64 => {
-                        let r = value::load_float(mem.load(a, Type::I64) as u64, Format::F64);
-                        self.take(r)
-                    }
-                    _ => {
-                        let r = self.operand(insn, mem);
-                        self.result(r)
-                    }
+                let r = match insn.operand {
+                    Operand::F32 => value::load_float(mem.load(a, Type::I32) as u64, Format::F32),
+                    Operand::F64 => value::load_float(mem.load(a, Type::I64) as u64, Format::F64),
+                    _ => self.operand(insn, mem),
                 };
+                // A full stack overflows: the conversion raises nothing then.
+                let v = if self.is_empty(7) { self.result(r) } else { INDEFINITE };
                 self.c1 = false;
                 self.push(v);
             }
@@ -254,9 +247,9 @@ impl Fpu<'_> {
                     _ => (Bin::Div, y.value, x),
                 };
                 let r = arith::binary(op, a, b, cw);
-                // A denormal memory operand's DE counts unless a NaN or an
-                // invalid operation took precedence.
-                let de = if r.flags & IE == 0 && !value::is_nan(r.value) { y.flags } else { 0 };
+                // A denormal memory operand's DE counts unless a NaN, an
+                // invalid operation or a division by zero took precedence.
+                let de = if r.flags & (IE | value::ZE) == 0 && !value::is_nan(r.value) { y.flags } else { 0 };
                 let v = self.result(Res { flags: r.flags | de, ..r });
                 self.write(dst, v);
             }
