@@ -8,8 +8,10 @@
 //!   users fold it into an immediate or materialise it when they need it;
 //! - a value folded into its single user ([`Fold`]) has no home of its
 //!   own: the user emits it (an `icmp` feeding `brif` or `select` becomes
-//!   `cmp` + `b.cc`/`csel`; an address `iadd` feeding a plain load or
-//!   store becomes the access's addressing mode);
+//!   `cmp` + `b.cc`/`csel`; an address `iadd` feeding a plain scalar
+//!   load or store becomes its addressing mode, base + immediate, base +
+//!   register or base + scaled index; an acquire/release access takes
+//!   only an `iadd` of 0, as its bare base register);
 //! - a value used only inside the block that defines it gets a register
 //!   of its class (integers up to 64 bits in X registers, floats and
 //!   vectors in V registers) for the interval from its definition to its
@@ -104,12 +106,17 @@ pub fn const_of(d: &InstData) -> Option<u64> {
     })
 }
 
-/// log2 of the bytes a plain scalar access of `ty` moves, if it is one
-/// an address can be folded into.
-fn access_shift(d: &InstData) -> Option<u32> {
-    let plain = MemFlags::from_u16(d.aux) == Some(MemFlags::Plain);
-    let bits = d.ty.bits();
-    (plain && matches!(bits, 8 | 16 | 32 | 64) && d.ty.is_int()).then(|| (bits / 8).trailing_zeros())
+/// How an address can fold into the load or store `d`: `Some((shift,
+/// any))` where 2^shift is the access size and `any` says whether any
+/// base + offset or base + index form is allowed (plain scalar accesses),
+/// or only base + 0 (the acquire/release forms take a bare base
+/// register). 128-bit accesses keep their address whole.
+fn address_fold(d: &InstData) -> Option<(u32, bool)> {
+    let plain = MemFlags::from_u16(d.aux)? == MemFlags::Plain;
+    match d.ty.bits() {
+        bits @ (8 | 16 | 32 | 64) if d.ty.is_int() => Some(((bits / 8).trailing_zeros(), plain)),
+        _ => None,
+    }
 }
 
 /// Decides folds and homes for `r`. `uses` counts each value's readers;
@@ -147,7 +154,7 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
                     }
                 }
                 Opcode::Load | Opcode::Store => {
-                    let Some(shift) = access_shift(d) else { continue };
+                    let Some((shift, any)) = address_fold(d) else { continue };
                     if journal && d.op == Opcode::Store {
                         continue;
                     }
@@ -159,13 +166,16 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
                     if d.op == Opcode::Store && d.arg(1) == a {
                         continue;
                     }
-                    fold[a.index()] = Fold::Address;
                     let y = ad.arg(1);
                     let yd = r.inst(y);
+                    if !any && const_of(yd) != Some(0) {
+                        continue;
+                    }
+                    fold[a.index()] = Fold::Address;
                     let by_size = yd.op == Opcode::Shl
                         && yd.ty == Type::I64
                         && r.insts.get(yd.args[1] as usize).and_then(const_of) == Some(u64::from(shift));
-                    if by_size && single_local(y, a) {
+                    if any && by_size && single_local(y, a) {
                         fold[y.index()] = Fold::Index;
                     }
                 }

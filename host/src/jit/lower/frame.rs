@@ -256,6 +256,18 @@ impl Lowerer<'_> {
         }
     }
 
+    /// As [`Lowerer::xsrc`], but the constant 0 is xzr (register 31):
+    /// only for operands where 31 means the zero register (stored
+    /// values, `csel` and other shifted-register operands, never a base
+    /// or an immediate form's source).
+    pub fn xsrc_zr(&mut self, v: Value, scratch: u8) -> u8 {
+        if self.const_value(v) == Some(0) {
+            31
+        } else {
+            self.xsrc(v, scratch)
+        }
+    }
+
     /// The X register to compute integer result `v` into: its own
     /// register, or `scratch` (then [`Lowerer::xdone`] stores it).
     pub fn xdst(&self, v: Value, scratch: u8) -> u8 {

@@ -755,7 +755,7 @@ impl Lowerer<'_> {
             Opcode::Select if d.ty.is_int() => {
                 // Loads and constants leave the flags alone.
                 let cc = self.select_cc(d.arg(0));
-                let (t, f, dst) = (self.xsrc(d.arg(1), 1), self.xsrc(d.arg(2), 2), self.xdst(v, 3));
+                let (t, f, dst) = (self.xsrc_zr(d.arg(1), 1), self.xsrc_zr(d.arg(2), 2), self.xdst(v, 3));
                 self.csel(dst, t, f, cc);
                 self.xdone(v, dst);
             }

@@ -89,7 +89,7 @@ impl Lowerer<'_> {
             a64!(self.ops; str Q(q), [X(STATE_REG), #off]);
             return true;
         }
-        let x = self.xsrc(d.arg(0), 0);
+        let x = self.xsrc_zr(d.arg(0), 0);
         match ty {
             Type::I64 => a64!(self.ops; str X(x), [X(STATE_REG), #off]),
             // An i1 is 0 or 1 already, as the flag byte must be.
@@ -128,6 +128,15 @@ impl Lowerer<'_> {
         }
     }
 
+    /// The register holding the address `addr` of an acquire/release
+    /// access (only an `iadd` of 0 is folded into those).
+    fn guest_base(&mut self, addr: Value) -> u8 {
+        match self.guest_addr(addr, 8) {
+            Addr::Base(b) | Addr::Imm(b, 0) => b,
+            at => panic!("an acquire/release access cannot take {at:?}"),
+        }
+    }
+
     fn guest_load(&mut self, v: Value, d: &InstData) -> bool {
         let Some(ordered) = Self::ordered(d) else { return false };
         let bits = d.ty.bits();
@@ -146,7 +155,7 @@ impl Lowerer<'_> {
         }
         let x = self.xdst(v, 3);
         if ordered {
-            let a = self.xsrc(d.arg(0), 0);
+            let a = self.guest_base(d.arg(0));
             if bits > 8 {
                 // ldar needs an aligned address; x86 does not. An unaligned
                 // access takes a plain load followed by a barrier.
@@ -255,12 +264,12 @@ impl Lowerer<'_> {
         }
         if !ordered {
             let at = self.guest_addr(d.arg(0), bits);
-            let x = self.xsrc(d.arg(1), 2);
+            let x = self.xsrc_zr(d.arg(1), 2);
             self.plain_store(bits, x, at);
             return true;
         }
-        let a = self.xsrc(d.arg(0), 0);
-        let x = self.xsrc(d.arg(1), 1);
+        let a = self.guest_base(d.arg(0));
+        let x = self.xsrc_zr(d.arg(1), 1);
         if bits > 8 {
             self.branch_if_unaligned(bits, a);
             match bits {

@@ -8,7 +8,9 @@
 //! An `exit` of kind jump or call becomes a chainable stub (see
 //! [`crate::jit::chain`]) unless the block is journaled; every other exit
 //! and every trap returns to Rust through the trampoline with its exit
-//! code in x0.
+//! code in x0, except that an `exit_indirect` (other than a syscall) first
+//! probes the indirect branch target cache ([`crate::jit::ibtc`]) and
+//! branches straight to the target's block when it is there.
 
 use aarchx_ir::{ExitKind, GuestState, InstData, Opcode, TrapKind};
 use dynasmrt::{DynasmApi, DynasmLabelApi};
@@ -16,9 +18,10 @@ use dynasmrt::{DynasmApi, DynasmLabelApi};
 use super::alloc::Fold;
 use super::StubSite;
 use super::{a64, Decline, Lowerer};
-use crate::jit::context::OFF_CALL_HELPER;
+use crate::jit::context::{OFF_CALL_HELPER, OFF_IBTC};
 use crate::jit::exit::StubId;
 use crate::jit::exit::{exit_code, trap_code};
+use crate::jit::ibtc;
 use crate::jit::regs::{BUDGET_REG, CTX_REG, STATE_REG};
 
 const OFF_RIP: u32 = GuestState::OFFSET_RIP as u32;
@@ -84,6 +87,9 @@ impl Lowerer<'_> {
                 let t = self.xsrc(d.arg(0), 0);
                 a64!(self.ops; str X(t), [X(STATE_REG), #OFF_RIP]);
                 self.pop_frame();
+                if kind != ExitKind::Syscall && !self.options.journal {
+                    self.probe_ibtc(t);
+                }
                 self.leave(exit_code(kind, None));
             }
             Opcode::Trap => {
@@ -130,6 +136,27 @@ impl Lowerer<'_> {
         self.mov64(0, target);
         a64!(self.ops; str x0, [X(STATE_REG), #OFF_RIP]);
         self.leave(exit_code(kind, stub));
+    }
+
+    /// Branches to the translated block of guest address `X(t)` when the
+    /// indirect branch target cache has it (see [`crate::jit::ibtc`]), and
+    /// falls through otherwise. Counts against the chain budget like a
+    /// chained exit, so an indirect loop still returns to the dispatcher.
+    fn probe_ibtc(&mut self, t: u8) {
+        let mask = (ibtc::ENTRIES - 1) as u64;
+        a64!(self.ops
+            ; subs X(BUDGET_REG), XSP(BUDGET_REG), #1
+            ; b.eq >miss
+            ; ldr x16, [X(CTX_REG), #OFF_IBTC]
+            ; eor x17, X(t), X(t), lsr #ibtc::SHIFT
+            ; and x17, x17, #mask
+            ; add x16, x16, x17, lsl #4
+            ; ldp x17, x16, [x16]
+            ; cmp x17, X(t)
+            ; b.ne >miss
+            ; br x16
+            ; miss:
+        );
     }
 
     /// Returns to Rust with `code` (the frame already popped).
