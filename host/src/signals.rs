@@ -225,6 +225,11 @@ pub fn pending() -> u64 {
     PENDING.load(SeqCst)
 }
 
+/// Drops every recorded signal (in a new child process).
+pub fn forget_pending() {
+    PENDING.store(0, SeqCst);
+}
+
 /// Drops a recorded signal (the guest now ignores it).
 pub fn discard(sig: i32) {
     PENDING.fetch_and(!bit(sig), SeqCst);

@@ -141,6 +141,9 @@ pub fn syscall(proc: &mut Process, state: &mut GuestState) -> SyscallOutcome {
     if result == Err(Errno(libc::EINTR)) {
         proc.interrupted(nr);
     }
+    if result == Ok(0) && matches!(sysno, Some(Sysno::fork | Sysno::vfork | Sysno::clone)) {
+        proc.forked_child();
+    }
     state.gpr[RAX] = match result {
         Ok(v) => v,
         Err(Errno(e)) => (-i64::from(e)) as u64,
@@ -369,6 +372,9 @@ impl Process {
             tkill => host!(libc::SYS_tkill, a0, a1),
             rt_sigqueueinfo => host!(libc::SYS_rt_sigqueueinfo, a0, a1, a2),
             rt_tgsigqueueinfo => host!(libc::SYS_rt_tgsigqueueinfo, a0, a1, a2, a3),
+            // signalfd_siginfo and the SFD_* flags are the same on both.
+            signalfd => host!(libc::SYS_signalfd4, a0, a1, a2, 0u64),
+            signalfd4 => host!(libc::SYS_signalfd4, a0, a1, a2, a3),
             alarm => self.signals.alarm(a0),
             setitimer => host!(libc::SYS_setitimer, a0, a1, a2),
             getitimer => host!(libc::SYS_getitimer, a0, a1),

@@ -444,6 +444,13 @@ impl Process {
         self.signals.interrupted = Some(nr);
     }
 
+    /// In the child of a fork: no signal is pending for it (what the
+    /// parent recorded stays the parent's), as for a new process.
+    pub(super) fn forked_child(&mut self) {
+        signals::forget_pending();
+        self.signals.interrupted = None;
+    }
+
     /// Whether faults of JIT code must be replayed on the interpreter for
     /// an exact context (see [`Signals::catches_memory_faults`]).
     pub fn catches_memory_faults(&self) -> bool {
