@@ -27,8 +27,8 @@ use aarchx_plugin_abi::descriptor::stage_from_code;
 use aarchx_plugin_abi::options::encode_options;
 use aarchx_plugin_abi::{encode_region, OptionKind, ABI_VERSION, IR_ENCODING_VERSION, PLUGIN_MAGIC};
 use wasmtime::{
-    Caller, Config, Engine, Instance, InstancePre, Linker, Memory, Module, Store, StoreLimits, StoreLimitsBuilder,
-    Trap, TypedFunc,
+    Caller, Config, Engine, Instance, InstancePre, Linker, Memory, Module, ResourceLimiter, Store, StoreLimits,
+    StoreLimitsBuilder, Trap, TypedFunc,
 };
 
 use super::load::{Plugin, PluginError};
@@ -57,14 +57,33 @@ const STR_SIZE: usize = 8;
 #[error("{0}")]
 struct Panicked(String);
 
+/// Memory growth past [`MEMORY_LIMIT`].
+#[derive(Debug, thiserror::Error)]
+#[error("needed {0} bytes of memory, more than its limit of {limit} MiB", limit = MEMORY_LIMIT >> 20)]
+struct MemoryLimit(usize);
+
 /// What the host functions see of a call in progress.
 struct Data {
-    limits: StoreLimits,
+    limits: Limits,
     /// What the plugin wrote through `write` during the current call.
     out: Vec<u8>,
     /// During `run`, the `&dyn GuestCode` of the pass context; null
     /// otherwise.
     code: *const std::ffi::c_void,
+}
+
+/// The store's limits, with growth past the memory limit reported as
+/// [`MemoryLimit`] (wasmtime's own message does not name the limit).
+struct Limits(StoreLimits);
+
+impl ResourceLimiter for Limits {
+    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.0.memory_growing(current, desired, maximum).map_err(|_| wasmtime::Error::new(MemoryLimit(desired)))
+    }
+
+    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.0.table_growing(current, desired, maximum)
+    }
 }
 
 /// The engine all plugins share: Cranelift, epoch interruption, no signal
@@ -205,7 +224,7 @@ struct Call {
 impl Call {
     fn new(pre: &InstancePre<Data>) -> Result<Call, String> {
         let engine = engine()?;
-        let limits = StoreLimitsBuilder::new().memory_size(MEMORY_LIMIT).trap_on_grow_failure(true).build();
+        let limits = Limits(StoreLimitsBuilder::new().memory_size(MEMORY_LIMIT).trap_on_grow_failure(true).build());
         let mut store = Store::new(engine, Data { limits, out: Vec::new(), code: std::ptr::null() });
         store.limiter(|d| &mut d.limits);
         store.epoch_deadline_trap();
@@ -251,6 +270,9 @@ fn guarded<R>(store: &mut Store<Data>, f: impl FnOnce(&mut Store<Data>) -> wasmt
 fn describe(e: &wasmtime::Error) -> String {
     if let Some(p) = e.downcast_ref::<Panicked>() {
         return one_line(&p.0);
+    }
+    if let Some(m) = e.downcast_ref::<MemoryLimit>() {
+        return m.to_string();
     }
     match e.downcast_ref::<Trap>() {
         Some(Trap::Interrupt) => format!("did not return within {} s and was stopped", CALL_LIMIT.as_secs_f32()),
