@@ -36,10 +36,25 @@ const TUNABLES: &str = "glibc.cpu.hwcaps=-AVX2,-AVX,-SSE4_2,-SSE4_1,-SSSE3,-SSE3
 /// printf_double, all well inside 1 % of those).
 const STARTUP_SLACK: u64 = 6_000;
 
-/// Programs left out of the valgrind comparison: `sig_alarm` spins until
-/// a timer fires (its count depends on speed); `sig_raise` kills itself
-/// with a signal, which ends aarchx before its report.
-const NOT_COMPARABLE: [&str; 2] = ["sig_alarm", "sig_raise"];
+/// Programs left out of the comparisons: `sig_alarm` spins until a timer
+/// fires (its count depends on speed); `sig_raise` kills itself with a
+/// signal, which ends aarchx before its report; the others run several
+/// processes whose interleaving (pipe reads, wait polling, which child
+/// reports) changes from run to run, and `fork_exec` makes a randomly
+/// named script.
+const NOT_COMPARABLE: [&str; 7] =
+    ["sig_alarm", "sig_raise", "fork_exec", "fork_pipe_wait", "waitpid_nohang", "sig_chld", "sig_wait"];
+
+/// Left out of the valgrind comparison: valgrind computes x87 at 64-bit
+/// precision, so `longdouble` prints other digits and runs other paths
+/// natively under valgrind than on a real CPU.
+const NOT_UNDER_VALGRIND: [&str; 1] = ["longdouble"];
+
+/// Left out of the JIT comparison: `sig_precise` takes memory faults in
+/// JIT code under a SIGSEGV handler, and the dispatcher replays those
+/// regions on the interpreter, which counts the replayed part twice (a
+/// known limit, docs/plugins.md).
+const JIT_REPLAYS: [&str; 1] = ["sig_precise"];
 
 fn static_guest(name: &str) -> PathBuf {
     guest_dir().join("static").join(name)
@@ -160,22 +175,19 @@ fn insn_count_matches_valgrind_and_the_builtin() {
         let b = under(&plugin, &name, &args);
         let (n, m) = (reported(&a), reported(&b));
         assert_eq!(n, m, "{name}: built-in and plugin counts differ\n{}\n{}", describe(&a), describe(&b));
-        let v = lackey(&name, &args);
-        table.push_str(&format!("{name}: aarchx {n:?} valgrind {v:?}\n"));
-        if n.len() != v.len() {
-            // A process valgrind follows but aarchx does not report (a
-            // child killed by its parent, an exec'd child that is aarchx
-            // again) cannot be paired; the single-process programs are the
-            // comparison.
+        if NOT_UNDER_VALGRIND.contains(&name.as_str()) {
             continue;
         }
+        let v = lackey(&name, &args);
+        table.push_str(&format!("{name}: aarchx {n:?} valgrind {v:?}\n"));
+        assert_eq!(n.len(), v.len(), "{name}: one count per process");
         for (n, v) in n.iter().zip(&v) {
             assert!(n.abs_diff(*v) <= v / 100 + STARTUP_SLACK, "{name}: aarchx {n}, valgrind {v}\n{table}");
         }
         compared += 1;
     }
     eprintln!("{table}");
-    assert!(compared >= 20, "only {compared} programs compared\n{table}");
+    assert!(compared >= 24, "only {compared} programs compared\n{table}");
 }
 
 /// One FNV-1a 64 (independent of the plugin's `fnv` crate).
@@ -287,22 +299,18 @@ fn callgrind_executions(name: &str, addr: u64) -> u64 {
     per_addr.get(&addr).copied().unwrap_or(0)
 }
 
-/// The built-in pass counts the same on the aarch64 JIT (under qemu) as on
-/// the host's interpreter.
+/// The built-in pass counts the same on the aarch64 JIT as on the
+/// interpreter of the same build (both under qemu: the guest's files, and
+/// so glibc's start-up, depend on the build's guest root).
 #[test]
 fn jit_counts_what_the_interpreter_counts() {
     let Some((qemu, bin)) = arm64_aarchx() else {
         eprintln!("AARCHX_ARM64_BIN not set: the JIT's count is not checked");
         return;
     };
-    let interp = policy("builtin-interp", "Interp", &[], &[r#"(name: "insn-count")"#]);
-    let jit = policy("builtin-jit", "Jit", &[], &[r#"(name: "insn-count")"#]);
     let guests = std::env::var_os("AARCHX_GUEST_DIR").map(PathBuf::from).unwrap_or_else(guest_dir);
-    for (name, args) in guest_programs() {
-        if NOT_COMPARABLE.contains(&name.as_str()) {
-            continue;
-        }
-        let want = reported(&under(&interp, &name, &args));
+    let count = |backend: &str, name: &str, args: &[String]| {
+        let p = policy(&format!("builtin-{backend}"), backend, &[], &[r#"(name: "insn-count")"#]);
         let mut cmd = match &qemu {
             Some(q) => {
                 let mut c = Command::new(q);
@@ -311,7 +319,15 @@ fn jit_counts_what_the_interpreter_counts() {
             }
             None => Command::new(&bin),
         };
-        let o = run(with_guest_env(cmd.arg("--policy").arg(&jit).arg(guests.join("static").join(&name)).args(&args)));
-        assert_eq!(reported(&o), want, "{name} on the JIT\n{}", describe(&o));
+        let o = run(with_guest_env(cmd.arg("--policy").arg(&p).arg(guests.join("static").join(name)).args(args)));
+        (reported(&o), o)
+    };
+    for (name, args) in guest_programs() {
+        if NOT_COMPARABLE.contains(&name.as_str()) || JIT_REPLAYS.contains(&name.as_str()) {
+            continue;
+        }
+        let (want, _) = count("Interp", &name, &args);
+        let (got, o) = count("Jit", &name, &args);
+        assert_eq!(got, want, "{name} on the JIT\n{}", describe(&o));
     }
 }
