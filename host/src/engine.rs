@@ -143,6 +143,7 @@ fn run_jit(
             }
         }
     };
+    jit.note_entry(block);
     let mem = &mut process.mem;
     // SAFETY: the block was compiled from guest code of this process; every
     // address it touches is a guest address, identity-mapped, and no Rust

@@ -15,6 +15,7 @@ use super::chain::StubTable;
 use super::context::JitContext;
 use super::entry::Trampoline;
 use super::exit::{self, StubId};
+use super::ibtc::Ibtc;
 use super::journal::{self, JournalEntry};
 use super::lower::{self, Decline};
 use super::CompileOptions;
@@ -79,6 +80,7 @@ pub struct Jit {
     by_addr: HashMap<u64, BlockId>,
     pub(super) stubs: StubTable,
     ctx: Box<JitContext>,
+    ibtc: Ibtc,
     chain_budget: u64,
 }
 
@@ -88,6 +90,9 @@ impl Jit {
         let mut cache = CodeCache::new(CACHE_SIZE).map_err(JitError::Map)?;
         let trampoline = Trampoline::generate(&mut cache).map_err(JitError::Trampoline)?;
         let blocks_start = cache.next_addr();
+        let mut ctx = Box::new(JitContext::new());
+        let mut ibtc = Ibtc::new();
+        ctx.ibtc = ibtc.as_mut_ptr();
         Ok(Jit {
             cache,
             trampoline,
@@ -95,7 +100,8 @@ impl Jit {
             blocks: Vec::new(),
             by_addr: HashMap::new(),
             stubs: StubTable::default(),
-            ctx: Box::new(JitContext::new()),
+            ctx,
+            ibtc,
             chain_budget: DEFAULT_CHAIN_BUDGET,
         })
     }
@@ -148,6 +154,16 @@ impl Jit {
     /// The registered block for guest address `addr`.
     pub fn lookup(&self, addr: u64) -> Option<BlockId> {
         self.by_addr.get(&addr).copied()
+    }
+
+    /// Records `block` (entered by the dispatcher at its guest address) in
+    /// the indirect branch target cache, so translated code's indirect
+    /// branches to that address reach it directly. Journaled and dead
+    /// blocks are not recorded.
+    pub fn note_entry(&mut self, block: BlockId) {
+        if let Some(info) = self.block(block).filter(|b| !b.journal) {
+            self.ibtc.insert(info.guest, info.code);
+        }
     }
 
     /// Host address of a live block's code (for tests and profiling).
@@ -235,6 +251,7 @@ impl Jit {
 
     /// Forgets every block and rewinds the code cache.
     pub fn reset(&mut self) {
+        self.ibtc.clear();
         self.blocks.clear();
         self.by_addr.clear();
         self.stubs = StubTable::default();
@@ -243,6 +260,7 @@ impl Jit {
 
     fn drop_block(&mut self, id: BlockId) {
         let Some(info) = self.blocks.get_mut(id.0 as usize).and_then(Option::take) else { return };
+        self.ibtc.clear();
         for stub in info.incoming {
             self.stubs.unlink(&mut self.cache, stub);
         }

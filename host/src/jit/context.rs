@@ -10,6 +10,7 @@ use std::mem::offset_of;
 use aarchx_ir::cond::Helper;
 use aarchx_ir::GuestState;
 
+use super::ibtc::IbtcEntry;
 use super::journal::JournalEntry;
 use super::runtime;
 
@@ -37,6 +38,9 @@ pub struct JitContext {
     /// the callee-saved registers): where a faulting block is sent back to
     /// the exit sequence from (see `crate::signals`).
     pub entry_sp: u64,
+    /// The indirect branch target cache translated code probes (see
+    /// [`super::ibtc`]); null until the JIT sets it.
+    pub ibtc: *mut IbtcEntry,
     /// The journal's storage: always fully initialised (`len` is the
     /// capacity in entries); `journal_cur` points into it.
     journal: Vec<JournalEntry>,
@@ -50,6 +54,7 @@ pub const OFF_JOURNAL_CUR: u32 = offset_of!(JitContext, journal_cur) as u32;
 pub const OFF_JOURNAL_END: u32 = offset_of!(JitContext, journal_end) as u32;
 pub const OFF_BUDGET: u32 = offset_of!(JitContext, budget) as u32;
 pub const OFF_ENTRY_SP: u32 = offset_of!(JitContext, entry_sp) as u32;
+pub const OFF_IBTC: u32 = offset_of!(JitContext, ibtc) as u32;
 
 /// Journal entries allocated at first.
 const JOURNAL_INITIAL: usize = 256;
@@ -66,6 +71,7 @@ impl JitContext {
             budget: 0,
             helpers: std::ptr::null_mut(),
             entry_sp: 0,
+            ibtc: std::ptr::null_mut(),
             journal: vec![JournalEntry::default(); JOURNAL_INITIAL],
         };
         ctx.journal_reset();
@@ -123,6 +129,7 @@ mod tests {
         assert_eq!(OFF_JOURNAL_END, 40);
         assert_eq!(OFF_BUDGET, 48);
         assert_eq!(OFF_ENTRY_SP, 64);
+        assert_eq!(OFF_IBTC, 72);
     }
 
     #[test]

@@ -100,6 +100,7 @@ pub mod context;
 #[cfg(target_arch = "aarch64")]
 pub mod entry;
 pub mod exit;
+pub mod ibtc;
 pub mod journal;
 pub mod lower;
 pub mod regs;
