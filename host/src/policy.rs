@@ -33,6 +33,7 @@
 //! `plugins: [(path: "libmy_pass.so", on_failure: Skip)]`.
 
 pub mod lua;
+mod lua_value;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -502,6 +503,60 @@ fn syntax_error(text: &str, origin: &str, tokens: &[Token<'_>], e: ron::error::S
     use ron::error::Error as E;
     let mut at = (e.position.line > 0).then_some(Location::new(e.position.line, e.position.col));
     let cursor = at.and_then(|l| offset_of(text, l));
+    // The last identifier token named `name` that starts before the cursor.
+    let find_ident = |name: &str| -> Option<usize> {
+        let cursor = cursor?;
+        tokens.iter().rposition(|t| t.kind == Tok::Ident(name) && t.offset < cursor)
+    };
+    let mut field = None;
+    match &e.code {
+        E::NoSuchStructField { found, .. } => {
+            if let Some(i) = find_ident(found) {
+                at = Some(location_of(text, tokens[i].offset));
+            }
+        }
+        E::NoSuchEnumVariant { found, .. } => {
+            if let Some(i) = find_ident(found) {
+                at = Some(location_of(text, tokens[i].offset));
+                if i >= 2 && tokens[i - 1].kind == Tok::Punct(':') {
+                    if let Tok::Ident(f) = tokens[i - 2].kind {
+                        field = Some(f);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    let mut message = error_words(&e.code, field);
+    if !names_the_mistake(&e.code) && !matches!(e.code, E::TrailingCharacters) {
+        // ron's other messages do not say what they found: name the word
+        // at the cursor.
+        let word = cursor.map_or("", |c| word_at(text, c));
+        if !word.is_empty() {
+            message.push_str(&format!(", found `{word}`"));
+        }
+    }
+    PolicyError::Syntax { at: Place { origin: origin.to_string(), at }, message }
+}
+
+/// Whether ron's error names what is wrong itself (a field, a value).
+fn names_the_mistake(code: &ron::Error) -> bool {
+    use ron::error::Error as E;
+    matches!(
+        code,
+        E::NoSuchStructField { .. }
+            | E::NoSuchEnumVariant { .. }
+            | E::MissingStructField { .. }
+            | E::DuplicateStructField { .. }
+            | E::InvalidValueForType { .. }
+    )
+}
+
+/// A policy's mistake in words, from ron's typed error: the same for RON
+/// files and Lua tables (`lua_value`). `field` is the field whose value an
+/// unknown enum value was given for, when known.
+fn error_words(code: &ron::Error, field: Option<&str>) -> String {
+    use ron::error::Error as E;
     let one_of = |alts: &[&str]| {
         if alts.is_empty() {
             String::from("there are none")
@@ -509,28 +564,12 @@ fn syntax_error(text: &str, origin: &str, tokens: &[Token<'_>], e: ron::error::S
             format!("expected one of {}", alts.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "))
         }
     };
-    // The last identifier token named `name` that starts before the cursor.
-    let find_ident = |name: &str| -> Option<usize> {
-        let cursor = cursor?;
-        tokens.iter().rposition(|t| t.kind == Tok::Ident(name) && t.offset < cursor)
-    };
-    let message = match &e.code {
+    match code {
         E::NoSuchStructField { expected, found, outer } => {
-            if let Some(i) = find_ident(found) {
-                at = Some(location_of(text, tokens[i].offset));
-            }
             format!("unknown field `{found}`{}, {}", in_struct(outer.as_deref()), one_of(expected))
         }
         E::NoSuchEnumVariant { expected, found, .. } => {
-            let mut field = String::new();
-            if let Some(i) = find_ident(found) {
-                at = Some(location_of(text, tokens[i].offset));
-                if i >= 2 && tokens[i - 1].kind == Tok::Punct(':') {
-                    if let Tok::Ident(f) = tokens[i - 2].kind {
-                        field = format!(" for `{f}`");
-                    }
-                }
-            }
+            let field = field.map_or(String::new(), |f| format!(" for `{f}`"));
             format!("unknown value `{found}`{field}, {}", one_of(expected))
         }
         E::MissingStructField { field, outer } => {
@@ -541,19 +580,12 @@ fn syntax_error(text: &str, origin: &str, tokens: &[Token<'_>], e: ron::error::S
         }
         E::InvalidValueForType { expected, found } => format!("expected {expected}, found {found}"),
         other => {
-            // ron's messages start with a capital and do not say what they
-            // found: lower-case them and name the word at the cursor.
+            // ron's messages start with a capital letter.
             let msg = other.to_string();
             let mut chars = msg.chars();
-            let mut msg = chars.next().map_or(String::new(), |c| c.to_lowercase().chain(chars).collect());
-            let word = cursor.map_or("", |c| word_at(text, c));
-            if !word.is_empty() && !matches!(other, E::TrailingCharacters) {
-                msg.push_str(&format!(", found `{word}`"));
-            }
-            msg
+            chars.next().map_or(String::new(), |c| c.to_lowercase().chain(chars).collect())
         }
-    };
-    PolicyError::Syntax { at: Place { origin: origin.to_string(), at }, message }
+    }
 }
 
 /// The identifier or number starting at `offset`, if any.

@@ -238,20 +238,45 @@ fn bad_results_of_on_region_name_its_line_and_exit_4() {
 }
 
 #[test]
-fn field_typo_reads_as_in_ron() {
+fn field_mistakes_read_as_in_ron() {
     let dir = scratch("typo");
-    let ron = write(&dir, "typo.ron", "(\n  backend: Interp,\n  pases: [(name: \"decode\")],\n)\n");
-    let lua = write(&dir, "typo.lua", "return {\n  backend = \"Interp\",\n  pases = { { name = \"decode\" } },\n}\n");
-    let from_ron = under(&host(), &ron, &guest("hello"), &[], &[]);
-    let from_lua = under(&host(), &lua, &guest("hello"), &[], &[]);
-    assert_one_line_error(&from_ron, 2, &["unknown field `pases`"]);
-    assert_one_line_error(&from_lua, 2, &[&format!("aarchx: {}:4: ", lua.display())]);
-    let message = |o: &Outcome, file: &Path, position: &str| {
-        let err = String::from_utf8_lossy(&o.stderr).trim_end().to_string();
-        let prefix = format!("aarchx: {}:{position}: ", file.display());
-        err.strip_prefix(&prefix).unwrap_or_else(|| panic!("{err}")).to_string()
-    };
-    assert_eq!(message(&from_lua, &lua, "4"), message(&from_ron, &ron, "3:3"));
+    // The same mistake in RON and in Lua, each in its own syntax, on the
+    // third line; the Lua error points at the `return`'s last line (4).
+    for (test, ron_line, lua_line, needle) in [
+        ("top", "  pases: [(name: \"decode\")],", "  pases = { { name = \"decode\" } },", "unknown field `pases`"),
+        (
+            "entry",
+            "  passes: [(name: \"decode\", optons: {})],",
+            "  passes = { { name = \"decode\", optons = {} } },",
+            "unknown field `optons` in a pass entry",
+        ),
+        (
+            "verify",
+            "  passes: [(name: \"decode\")], verify: (firts: 1),",
+            "  passes = { { name = \"decode\" } }, verify = { firts = 1 },",
+            "unknown field `firts` in `verify`",
+        ),
+        (
+            "value",
+            "  passes: [(name: \"decode\")], backend: Jitt,",
+            "  passes = { { name = \"decode\" } }, backend = \"Jitt\",",
+            "unknown value `Jitt` for `backend`",
+        ),
+    ] {
+        let ron = write(&dir, &format!("{test}.ron"), &format!("(\n  afp: false,\n{ron_line}\n)\n"));
+        let lua = write(&dir, &format!("{test}.lua"), &format!("return {{\n  afp = false,\n{lua_line}\n}}\n"));
+        let from_ron = under(&host(), &ron, &guest("hello"), &[], &[]);
+        let from_lua = under(&host(), &lua, &guest("hello"), &[], &[]);
+        assert_one_line_error(&from_ron, 2, &[needle]);
+        assert_one_line_error(&from_lua, 2, &[&format!("aarchx: {}:4: ", lua.display())]);
+        // Everything after the position is the same.
+        let message = |o: &Outcome, file: &Path| {
+            let err = String::from_utf8_lossy(&o.stderr).trim_end().to_string();
+            let rest = err.strip_prefix(&format!("aarchx: {}:", file.display())).unwrap_or_else(|| panic!("{err}"));
+            rest.split_once(": ").map(|(_, m)| m.to_string()).unwrap_or_else(|| panic!("{err}"))
+        };
+        assert_eq!(message(&from_lua, &lua), message(&from_ron, &ron), "{test}");
+    }
 }
 
 #[test]

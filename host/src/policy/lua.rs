@@ -3,9 +3,9 @@
 //! the environment and the host CPU, and that may define `on_region(r)` to
 //! switch passes off region by region.
 //!
-//! The returned table becomes a [`Policy`] through serde (mlua's
-//! `LuaSerdeExt`), the very derive RON policies go through, so both accept
-//! the same fields and values and name the same mistakes. Every error is
+//! The returned table becomes a [`Policy`] through serde
+//! (`super::lua_value`), the very derive RON policies go through, so both
+//! accept the same fields and values and word the same mistakes alike. Every error is
 //! one line starting with `FILE:LINE:`; Lua's own positions are rewritten
 //! to the policy's file name, which Lua would cut to 60 characters.
 //!
@@ -24,9 +24,10 @@ use std::path::Path;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use mlua::{DebugEvent, Function, HookTriggers, Lua, LuaOptions, LuaSerdeExt, StdLib, Table, Value, VmState};
+use mlua::{DebugEvent, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
 
-use super::{Location, Place, Policy, PolicyError};
+use super::lua_value::from_lua;
+use super::{error_words, Location, Place, Policy, PolicyError};
 
 /// The name Lua knows the script by; positions in its messages are
 /// rewritten to the policy's real file name.
@@ -184,9 +185,8 @@ pub fn run_script(text: &str, origin: &str, guest: &Invocation<'_>) -> Result<Po
             message: format!("the script must return the policy as a table, not {}", describe_value(&value)),
         });
     };
-    let mut policy: Policy = lua
-        .from_value(Value::Table(table))
-        .map_err(|e| PolicyError::Syntax { at: at.clone(), message: serde_message(&e) })?;
+    let mut policy: Policy = from_lua(Value::Table(table))
+        .map_err(|e| PolicyError::Syntax { at: at.clone(), message: error_words(&e.code, e.field.as_deref()) })?;
     policy.origin = origin.to_string();
     for entry in &mut policy.passes {
         entry.source.at = at.at;
@@ -299,14 +299,6 @@ fn describe(e: &mlua::Error, origin: &str, fallback: Option<usize>) -> (Place, S
         }
     };
     (Place { origin: origin.to_string(), at: line.map(Location::line) }, message)
-}
-
-/// serde's message for a value that does not fit the policy's fields.
-fn serde_message(e: &mlua::Error) -> String {
-    match e {
-        mlua::Error::DeserializeError(message) => message.clone(),
-        other => other.to_string(),
-    }
 }
 
 /// A Lua value in words: its type, and the value itself when short.
