@@ -180,6 +180,8 @@ impl Lowerer<'_> {
             (Home::X(h), _) => a64!(self.ops; fmov D(r), X(h)),
             (Home::V(h), Width::X) => a64!(self.ops; fmov X(r), D(h)),
             (Home::V(h), Width::W) => a64!(self.ops; fmov W(r), S(h)),
+            // The upper bytes of a float value mean nothing: no copy to itself.
+            (Home::V(h), Width::S | Width::D) if h == r => {}
             (Home::V(h), Width::S) => a64!(self.ops; fmov S(r), S(h)),
             (Home::V(h), Width::D) => a64!(self.ops; fmov D(r), D(h)),
             (Home::V(h), Width::Q) if h != r => a64!(self.ops; mov V(r).B16, V(h).B16),
@@ -207,6 +209,7 @@ impl Lowerer<'_> {
             (Home::X(h), _) => a64!(self.ops; fmov X(h), D(r)),
             (Home::V(h), Width::X) => a64!(self.ops; fmov D(h), X(r)),
             (Home::V(h), Width::W) => a64!(self.ops; fmov S(h), W(r)),
+            (Home::V(h), Width::S | Width::D) if h == r => {}
             (Home::V(h), Width::S) => a64!(self.ops; fmov S(h), S(r)),
             (Home::V(h), Width::D) => a64!(self.ops; fmov D(h), D(r)),
             (Home::V(h), Width::Q) if h != r => a64!(self.ops; mov V(h).B16, V(r).B16),

@@ -11,6 +11,7 @@
 use aarchx_ir::{InstData, IntCond, Opcode, Type, Value};
 use dynasmrt::DynasmApi;
 
+use super::alloc::Home;
 use super::frame::{T0, T1, T2, VT0, VT1};
 use super::{a64, Decline, Lowerer};
 
@@ -229,14 +230,22 @@ impl Lowerer<'_> {
                 if i >= ty.lanes() {
                     return false;
                 }
-                self.ldq(0, d.arg(0));
-                match lane {
-                    8 => a64!(self.ops; umov W(3), V(0).B[i]),
-                    16 => a64!(self.ops; umov W(3), V(0).H[i]),
-                    32 => a64!(self.ops; umov W(3), V(0).S[i]),
-                    _ => a64!(self.ops; umov X(3), V(0).D[i]),
+                let a = self.vsrc(d.arg(0), 0);
+                match (self.home(v), lane) {
+                    // A float lane to a float register.
+                    (Home::V(r), 32) => a64!(self.ops; dup S(r), V(a).S[i]),
+                    (Home::V(r), _) => a64!(self.ops; dup D(r), V(a).D[i]),
+                    _ => {
+                        let r = self.xdst(v, 3);
+                        match lane {
+                            8 => a64!(self.ops; umov W(r), V(a).B[i]),
+                            16 => a64!(self.ops; umov W(r), V(a).H[i]),
+                            32 => a64!(self.ops; umov W(r), V(a).S[i]),
+                            _ => a64!(self.ops; umov X(r), V(a).D[i]),
+                        }
+                        self.xdone(v, r);
+                    }
                 }
-                self.stx(3, v);
                 return true;
             }
             Opcode::InsertLane => {
@@ -244,14 +253,24 @@ impl Lowerer<'_> {
                 if i >= ty.lanes() {
                     return false;
                 }
-                self.ldq(3, d.arg(0));
-                self.ldx(1, d.arg(1));
-                match lane {
-                    8 => a64!(self.ops; ins V(3).B[i], W(1)),
-                    16 => a64!(self.ops; ins V(3).H[i], W(1)),
-                    32 => a64!(self.ops; ins V(3).S[i], W(1)),
-                    _ => a64!(self.ops; ins V(3).D[i], X(1)),
+                let a = self.vsrc(d.arg(0), 0);
+                let r = self.vdst(v, 3);
+                a64!(self.ops; mov V(r).B16, V(a).B16);
+                match (self.home(d.arg(1)), lane) {
+                    (Home::V(s), 32) => a64!(self.ops; ins V(r).S[i], V(s).S[0]),
+                    (Home::V(s), 64) => a64!(self.ops; ins V(r).D[i], V(s).D[0]),
+                    _ => {
+                        let x = self.xsrc(d.arg(1), 1);
+                        match lane {
+                            8 => a64!(self.ops; ins V(r).B[i], W(x)),
+                            16 => a64!(self.ops; ins V(r).H[i], W(x)),
+                            32 => a64!(self.ops; ins V(r).S[i], W(x)),
+                            _ => a64!(self.ops; ins V(r).D[i], X(x)),
+                        }
+                    }
                 }
+                self.vdone(v, r);
+                return true;
             }
             Opcode::Movmsk => {
                 self.ldq(0, d.arg(0));
