@@ -19,6 +19,7 @@
 use std::cell::Cell;
 use std::ffi::OsString;
 use std::fmt;
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::rc::Rc;
@@ -224,7 +225,8 @@ fn sandbox(guest: &Invocation<'_>) -> mlua::Result<Lua> {
     globals.set("os", kept)?;
     let print = lua.create_function(|_, args: mlua::Variadic<Value>| {
         let words: Vec<String> = args.iter().map(|v| v.to_string().unwrap_or_else(|_| describe_value(v))).collect();
-        eprintln!("{}", words.join("\t"));
+        // A closed stderr loses the line rather than panicking.
+        let _ = writeln!(std::io::stderr(), "{}", words.join("\t"));
         Ok(())
     })?;
     globals.set("print", print)?;
