@@ -8,6 +8,7 @@
 //! such `count` to a global id after the pass runs, and at exit gathers the
 //! values in the pass's numbering for `Pass::finish`.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -71,9 +72,26 @@ fn counter(id: u32) -> &'static AtomicU64 {
     &table().counters[id as usize]
 }
 
-/// Adds `amount` to counter `id` (the interpreter's `count`).
+thread_local! {
+    /// Set while the interpreter replays what translated code already ran.
+    static MUTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Adds `amount` to counter `id` (the interpreter's `count`), unless muted.
 pub fn add(id: u32, amount: u64) {
-    counter(id).fetch_add(amount, Ordering::Relaxed);
+    if !MUTED.get() {
+        counter(id).fetch_add(amount, Ordering::Relaxed);
+    }
+}
+
+/// Runs `f` with the interpreter's `count`s muted: for a replay of a region
+/// whose translated code faulted, which counted the same instructions up to
+/// the fault already.
+pub fn muted<T>(f: impl FnOnce() -> T) -> T {
+    MUTED.set(true);
+    let out = f();
+    MUTED.set(false);
+    out
 }
 
 /// The value of counter `id`.
@@ -154,6 +172,15 @@ mod tests {
         add(ids[0], 6);
         add(ids[1], 1);
         assert_eq!(pc.values(), vec![6, 0, 0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn muted_adds_nothing() {
+        let id = allocate().unwrap();
+        add(id, 2);
+        muted(|| add(id, 5));
+        add(id, 1);
+        assert_eq!(value(id), 3);
     }
 
     #[test]

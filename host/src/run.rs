@@ -140,9 +140,10 @@ pub fn run(
         let mut exit = exit.inspect_err(|_| report_summary(&engine, &mut pipeline, &cache))?;
         if matches!(exit, RegionExit::Fault { from_jit: true, .. }) && process.catches_memory_faults() {
             // Not exact from the JIT: the interpreter replays the region
-            // (run alone: see `exact_faults`) and stops at the fault.
+            // (run alone: see `exact_faults`) and stops at the fault; the
+            // JIT counted that part already (instrumentation).
             state = entry;
-            exit = interp::run_region(&region, &mut state, &mut process.mem);
+            exit = crate::counters::muted(|| interp::run_region(&region, &mut state, &mut process.mem));
         }
         let fatal = match exit {
             // A signal came first: its handler runs, then the system call.
