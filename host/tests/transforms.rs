@@ -1,7 +1,7 @@
 //! The optimisation passes keep the lifter's semantics: each sequence of a
 //! flag-setting instruction and a flag consumer (jcc, setcc, cmovcc,
 //! adc/sbb), lifted, runs on the interpreter before and after
-//! `state-forward`, `const-fold`, `cond-fusion`, `dead-flags`, `sink` and `dce`, from random
+//! `state-forward`, `const-fold`, `cse`, `cond-fusion`, `dead-flags`, `sink` and `dce`, from random
 //! states, and must end in the same state (GPRs, every flag, rip) and
 //! leave the same way. Every flag must match, except on a taken branch
 //! whose target (readable guest code here) overwrites the status flags
@@ -17,6 +17,7 @@ use aarchx_ir::{GuestState, Region, Type};
 use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
 use aarchx_passes::cond_fusion::CondFusion;
 use aarchx_passes::const_fold::ConstFold;
+use aarchx_passes::cse::Cse;
 use aarchx_passes::dce::Dce;
 use aarchx_passes::dead_flags::DeadFlags;
 use aarchx_passes::decode::Decode;
@@ -104,6 +105,18 @@ fn setters() -> Vec<(&'static str, Emit)> {
         ("rol ecx,0", |a| a.rol(ecx, 0)),
         ("lea rdx,[rax+rbx*4]", |a| a.lea(rdx, ptr(rax + rbx * 4))),
         ("imul rax,rbx,1", |a| a.imul_3(rax, rbx, 1)),
+        ("xor edx,edx; div rbx", |a| {
+            a.xor(edx, edx)?;
+            a.div(rbx)
+        }),
+        ("cqo; idiv rbx", |a| {
+            a.cqo()?;
+            a.idiv(rbx)
+        }),
+        ("xor edx,edx; div ebx", |a| {
+            a.xor(edx, edx)?;
+            a.div(ebx)
+        }),
     ]
 }
 
@@ -144,8 +157,15 @@ fn lift(code: &[u8]) -> (Region, Region) {
     let mut region = Region::new(BASE);
     Decode { max_insns: 16 }.run(&context, &mut region).unwrap();
     let lifted = region.clone();
-    let passes: [&mut dyn Pass; 6] =
-        [&mut StateForward, &mut ConstFold, &mut CondFusion, &mut DeadFlags { lookahead: 16 }, &mut Sink, &mut Dce];
+    let passes: [&mut dyn Pass; 7] = [
+        &mut StateForward,
+        &mut ConstFold,
+        &mut Cse,
+        &mut CondFusion,
+        &mut DeadFlags { lookahead: 16 },
+        &mut Sink,
+        &mut Dce,
+    ];
     for p in passes {
         p.run(&context, &mut region).unwrap();
         verify(&region).unwrap_or_else(|e| panic!("{e}\n{}", print(&region)));

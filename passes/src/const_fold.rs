@@ -1,18 +1,24 @@
 //! The `const-fold` pass: integer operations on constants are computed at
-//! translation time, and operations with an identity operand (`x + 0`,
-//! `x | 0`, `x ^ 0`, `x << 0`, `x & all-ones`, `x * 1`) are replaced by
-//! their other operand.
+//! translation time, and algebraic identities applied: `x + 0`, `x | 0`,
+//! `x ^ 0`, `x << 0`, `x & -1`, `x * 1`, `x & x` are `x`; `x ^ x`, `x - x`,
+//! `x & 0` are 0; compares of equal or constant operands and `select` on
+//! a constant are decided; `trunc(zext x)` is `x`, `zext(trunc y)` is `y`
+//! when the dropped bits of `y` are known zero; `concat(0, lo)` is
+//! `zext lo`; and a 128-bit `udiv`/`urem` of zero-extended 64-bit operands
+//! (`xor edx, edx; div rbx`) becomes the 64-bit one.
 //!
 //! The lifter emits these where x86 semantics need them in general but a
 //! given instruction does not: the `& 63` of a shift by an immediate, the
 //! `+ 0` of `lea` without displacement. Folding is done in place (the
 //! instruction becomes an `iconst`) or through an alias map applied to
 //! every use, as in `cond-fusion`; what becomes unused is left for `dce`.
-//! Only scalar integer types up to 64 bits are folded, with the IR's own
+//! Constants are scalar integers up to 64 bits, computed with the IR's own
 //! integer semantics (`aarchx_ir::eval`, which the interpreter runs), and
 //! never a division (a zero divisor must trap where the guest divides).
 
 use aarchx_ir::eval;
+use alloc::vec::Vec;
+
 use aarchx_ir::{Format, InstData, Opcode, Region, Type, Value};
 use aarchx_pass::{Pass, PassContext, PassError, PassInfo, Stage};
 
@@ -28,16 +34,28 @@ pub struct ConstFold;
 
 impl Pass for ConstFold {
     fn run(&mut self, _cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {
-        let order: Vec<Value> = region.blocks.iter().flat_map(|b| b.insts.iter().copied()).collect();
         let mut alias: Vec<Option<Value>> = vec![None; region.insts.len()];
-        for v in order {
-            resolve(&mut region.insts[v.index()], &alias);
-            let d = region.insts[v.index()];
-            match fold(region, &d) {
-                Some(Folded::Const(c)) => region.insts[v.index()] = iconst(d.ty, c),
-                Some(Folded::Alias(w)) => alias[v.index()] = Some(w),
-                None => {}
+        for b in 0..region.blocks.len() {
+            let insts = core::mem::take(&mut region.blocks[b].insts);
+            let mut out = Vec::with_capacity(insts.len());
+            for v in insts {
+                resolve(&mut region.insts[v.index()], &alias);
+                let d = region.insts[v.index()];
+                match fold(region, &d) {
+                    Some(Folded::Const(ty, c)) => region.insts[v.index()] = iconst(ty, c),
+                    Some(Folded::Alias(w)) => alias[v.index()] = Some(w),
+                    Some(Folded::Inst(new)) => region.insts[v.index()] = new,
+                    Some(Folded::Widened { narrow, wide }) => {
+                        region.insts.push(narrow);
+                        out.push(Value(region.insts.len() as u32 - 1));
+                        alias.push(None);
+                        region.insts[v.index()] = InstData { args: [region.insts.len() as u32 - 1, 0, 0], ..wide };
+                    }
+                    None => {}
+                }
+                out.push(v);
             }
+            region.blocks[b].insts = out;
         }
         for d in &mut region.insts {
             resolve(d, &alias);
@@ -50,15 +68,22 @@ impl Pass for ConstFold {
 fn resolve(d: &mut InstData, alias: &[Option<Value>]) {
     let k = d.op.format().value_args();
     for a in &mut d.args[..k] {
-        while let Some(w) = alias[*a as usize] {
+        while let Some(w) = alias.get(*a as usize).copied().flatten() {
             *a = w.0;
         }
     }
 }
 
 enum Folded {
-    Const(u64),
+    /// The value is this constant.
+    Const(Type, u64),
+    /// The value is an earlier value.
     Alias(Value),
+    /// The value is computed by this instruction instead.
+    Inst(InstData),
+    /// The value is `wide` (a `zext`) applied to the new instruction
+    /// `narrow`, inserted just before it.
+    Widened { narrow: InstData, wide: InstData },
 }
 
 fn iconst(ty: Type, c: u64) -> InstData {
@@ -71,15 +96,114 @@ fn constant(region: &Region, v: Value) -> Option<u64> {
     (d.op == Opcode::Iconst).then(|| d.imm64())
 }
 
+/// Scalar integers of at most 64 bits: what is folded.
+fn scalar(ty: Type) -> bool {
+    ty.is_int() && !ty.is_vector() && ty.bits() <= 64
+}
+
 fn fold(region: &Region, d: &InstData) -> Option<Folded> {
-    if d.op.format() != Format::Binary || !d.ty.is_int() || d.ty.is_vector() || d.ty.bits() > 64 {
+    match d.op.format() {
+        Format::Binary => fold_binary(region, d),
+        Format::Unary => fold_unary(region, d),
+        Format::IntCompare => fold_compare(region, d),
+        Format::Ternary if d.op == Opcode::Select => {
+            let c = constant(region, d.arg(0))?;
+            Some(Folded::Alias(if c & 1 != 0 { d.arg(1) } else { d.arg(2) }))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `x` and `y` are the same value: one value, or the same pure
+/// computation of the same operands (not a `get` or `load`: the state or
+/// memory may change between two).
+fn same_value(region: &Region, x: Value, y: Value) -> bool {
+    let (a, b) = (region.inst(x), region.inst(y));
+    let pure = a.op.format().has_result() && !a.op.has_side_effect() && !matches!(a.op, Opcode::Load | Opcode::Get);
+    x == y || (a == b && pure)
+}
+
+fn fold_compare(region: &Region, d: &InstData) -> Option<Folded> {
+    let (x, y) = (d.arg(0), d.arg(1));
+    if !scalar(d.ty) && !(same_value(region, x, y) && d.ty.is_int() && !d.ty.is_vector()) {
+        return None;
+    }
+    let cond = aarchx_ir::IntCond::from_u16(d.aux)?;
+    let (x, y) = (d.arg(0), d.arg(1));
+    let value = if same_value(region, x, y) {
+        eval::compare(cond, d.ty.bits(), 0, 0)
+    } else {
+        let (a, b) = (constant(region, x)?, constant(region, y)?);
+        eval::compare(cond, d.ty.bits(), u128::from(a), u128::from(b))
+    };
+    Some(Folded::Const(Type::I1, u64::from(value)))
+}
+
+fn fold_unary(region: &Region, d: &InstData) -> Option<Folded> {
+    if !matches!(d.op, Opcode::Zext | Opcode::Sext | Opcode::Trunc) {
+        return None;
+    }
+    let x = d.arg(0);
+    let from = region.value_type(x);
+    let inner = region.inst(x);
+    if let (Some(c), true) = (constant(region, x), scalar(d.ty) && scalar(from)) {
+        let v = if d.op == Opcode::Sext { eval::sext(u128::from(c), from.bits()) as u128 } else { u128::from(c) };
+        return Some(Folded::Const(d.ty, (v & eval::mask(d.ty.bits())) as u64));
+    }
+    // trunc(zext x) and trunc(sext x) back to x's own type.
+    if d.op == Opcode::Trunc && matches!(inner.op, Opcode::Zext | Opcode::Sext) {
+        let orig = inner.arg(0);
+        if region.value_type(orig) == d.ty {
+            return Some(Folded::Alias(orig));
+        }
+    }
+    // zext(trunc y) where y's dropped bits are known zero: y.
+    if d.op == Opcode::Zext && inner.op == Opcode::Trunc && region.value_type(inner.arg(0)) == d.ty {
+        let y = inner.arg(0);
+        if known_zero_above(region, y, from.bits()) {
+            return Some(Folded::Alias(y));
+        }
+    }
+    None
+}
+
+/// Whether every bit of `v` at or above `bits` is known to be zero.
+fn known_zero_above(region: &Region, v: Value, bits: u32) -> bool {
+    let d = region.inst(v);
+    match d.op {
+        Opcode::Zext => region.value_type(d.arg(0)).bits() <= bits,
+        Opcode::Iconst => d.imm64() >> bits.min(63) == 0 || bits >= 64,
+        _ => false,
+    }
+}
+
+fn fold_binary(region: &Region, d: &InstData) -> Option<Folded> {
+    let (x, y) = (d.arg(0), d.arg(1));
+    use Opcode as O;
+    // A 128-bit unsigned division of zero-extended operands is the
+    // narrower division, zero-extended (the quotient cannot overflow).
+    if matches!(d.op, O::Udiv | O::Urem) && d.ty == Type::I128 {
+        let (a, b) = (region.inst(x), region.inst(y));
+        if a.op == O::Zext && b.op == O::Zext {
+            let ty = region.value_type(a.arg(0));
+            if ty == region.value_type(b.arg(0)) && scalar(ty) {
+                let narrow = InstData { op: d.op, ty, aux: 0, args: [a.arg(0).0, b.arg(0).0, 0] };
+                let wide = InstData { op: O::Zext, ty: Type::I128, aux: 0, args: [0; 3] };
+                return Some(Folded::Widened { narrow, wide });
+            }
+        }
+        return None;
+    }
+    // concat(0, lo): lo zero-extended.
+    if d.op == O::Concat && constant(region, x) == Some(0) && region.value_type(y).bits() * 2 == d.ty.bits() {
+        return Some(Folded::Inst(InstData { op: O::Zext, ty: d.ty, aux: 0, args: [y.0, 0, 0] }));
+    }
+    if !scalar(d.ty) {
         return None;
     }
     let bits = d.ty.bits();
     let mask = eval::mask(bits) as u64;
-    let (x, y) = (d.arg(0), d.arg(1));
     let (cx, cy) = (constant(region, x), constant(region, y));
-    use Opcode as O;
     if let (Some(a), Some(b)) = (cx, cy) {
         let foldable = matches!(
             d.op,
@@ -98,16 +222,19 @@ fn fold(region: &Region, d: &InstData) -> Option<Folded> {
         );
         // Shift amounts are not masked to the width; the others are.
         let b = if matches!(d.op, O::Shl | O::Lshr | O::Ashr | O::Rotl | O::Rotr) { b } else { b & mask };
-        return foldable
-            .then(|| Folded::Const(eval::binary(d.op, bits, u128::from(a & mask), u128::from(b)) as u64 & mask));
+        let r = eval::binary(d.op, bits, u128::from(a & mask), u128::from(b)) as u64 & mask;
+        return foldable.then_some(Folded::Const(d.ty, r));
     }
     let is = |c: Option<u64>, want: u64| c.is_some_and(|c| c & mask == want & mask);
     match d.op {
+        O::Xor | O::Sub if x == y => Some(Folded::Const(d.ty, 0)),
+        O::And | O::Or if x == y => Some(Folded::Alias(x)),
         O::Add | O::Or | O::Xor if is(cy, 0) => Some(Folded::Alias(x)),
         O::Add | O::Or | O::Xor if is(cx, 0) => Some(Folded::Alias(y)),
         O::Sub | O::Shl | O::Lshr | O::Ashr | O::Rotl | O::Rotr if is(cy, 0) => Some(Folded::Alias(x)),
         O::And if is(cy, u64::MAX) => Some(Folded::Alias(x)),
         O::And if is(cx, u64::MAX) => Some(Folded::Alias(y)),
+        O::And if is(cy, 0) || is(cx, 0) => Some(Folded::Const(d.ty, 0)),
         O::Mul if is(cy, 1) => Some(Folded::Alias(x)),
         O::Mul if is(cx, 1) => Some(Folded::Alias(y)),
         _ => None,
@@ -157,11 +284,36 @@ block0:
   v7 = iconst.i8 0xf0
   v8 = iconst.i8 0x20
   v9 = iconst.i8 0x10
-  v10 = zext.i64 v9
+  v10 = iconst.i64 0x10
   v11 = xor.i64 v4, v10
   set rax, v11
   exit jump 0x2000
 "
         );
+    }
+
+    #[test]
+    fn a_128_bit_division_of_64_bit_values_becomes_64_bit() {
+        let out = run_pass(
+            &mut ConstFold,
+            "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = get rbx
+  v2 = xor.i64 v0, v0
+  v3 = concat.i128 v2, v0
+  v4 = zext.i128 v1
+  v5 = udiv.i128 v3, v4
+  v6 = trunc.i64 v5
+  v7 = zext.i128 v6
+  v8 = icmp.i128 ne v7, v5
+  v9 = select.i64 v8, v0, v1
+  set rax, v9
+  exit jump 0x2000
+",
+        );
+        assert!(out.contains("= udiv.i64 v0, v1"), "{out}");
+        assert!(out.contains("set rax, v1\n"), "{out}");
     }
 }

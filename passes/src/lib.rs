@@ -6,14 +6,15 @@ extern crate alloc;
 
 pub mod cond_fusion;
 pub mod const_fold;
+pub mod cse;
 pub mod dce;
 pub mod dead_flags;
 pub mod decode;
 pub mod insn_count;
 pub mod memory_order;
-pub mod sink;
 #[cfg(feature = "plugin")]
 pub mod plugin;
+pub mod sink;
 pub mod state_forward;
 #[cfg(test)]
 mod testing;
@@ -29,6 +30,7 @@ pub static BUILTIN: &[&PassInfo] = &[
     &state_forward::INFO,
     &cond_fusion::INFO,
     &const_fold::INFO,
+    &cse::INFO,
     &sink::INFO,
     &insn_count::INFO,
 ];
