@@ -11,7 +11,8 @@
 //!   `cmp` + `b.cc`/`csel`; an address `iadd` feeding a plain scalar
 //!   load or store becomes its addressing mode, base + immediate, base +
 //!   register or base + scaled index; an acquire/release access takes
-//!   only an `iadd` of 0, as its bare base register);
+//!   only an `iadd` of 0, as its bare base register; a `trunc` of an
+//!   `lshr` by a constant is one `ubfx`);
 //! - a value used only inside the block that defines it gets a register
 //!   of its class (integers up to 64 bits in X registers, floats and
 //!   vectors in V registers) for the interval from its definition to its
@@ -52,6 +53,8 @@ pub enum Fold {
     Address,
     /// An `ishl` by a constant emitted as the scaled index of an address.
     Index,
+    /// An `lshr` by a constant emitted by its `trunc` as one `ubfx`.
+    BitField,
 }
 
 /// Caller-saved X registers the allocator hands out: x0-x5 are the slot
@@ -151,6 +154,19 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
                         && single_local(c, v)
                     {
                         fold[c.index()] = Fold::Compare;
+                    }
+                }
+                Opcode::Trunc if d.ty.is_int() => {
+                    let a = d.arg(0);
+                    let ad = r.inst(a);
+                    let by_const = r.insts.get(ad.args[1] as usize).and_then(const_of);
+                    if ad.op == Opcode::Lshr
+                        && ad.ty.is_int()
+                        && ad.ty.bits() <= 64
+                        && by_const.is_some_and(|n| n < u64::from(ad.ty.bits()))
+                        && single_local(a, v)
+                    {
+                        fold[a.index()] = Fold::BitField;
                     }
                 }
                 Opcode::Load | Opcode::Store => {

@@ -73,6 +73,14 @@ impl Lowerer<'_> {
         }
         let dst = self.xdst(v, 3);
         match d.op {
+            Opcode::Trunc if self.alloc.fold[d.arg(0).index()] == Fold::BitField => {
+                // trunc(lshr(x, n)): the bits from n up, at most `bits` of them.
+                let shr = *self.r.inst(d.arg(0));
+                let n = self.const_value(shr.arg(1)).expect("a folded shift amount") as u32;
+                let width = bits.min(shr.ty.bits() - n);
+                let x = self.xsrc(shr.arg(0), 0);
+                a64!(self.ops; ubfx X(dst), X(x), #n, #width);
+            }
             Opcode::Zext | Opcode::Trunc => {
                 let a = self.xsrc(d.arg(0), 0);
                 match bits {
