@@ -407,12 +407,12 @@ fn fault_info(sig: i32, code: i32, addr: u64) -> Siginfo {
     info
 }
 
-/// What the frame of a fault records besides the registers: trap number,
-/// error code, faulting address (cr2).
+/// What the frame of a fault records besides the registers: trap number
+/// and faulting address (cr2). The page-fault error code (`err`) is left
+/// 0: the host does not say whether the access was a read or a write.
 #[derive(Clone, Copy, Debug, Default)]
 struct FaultContext {
     trapno: u64,
-    err: u64,
     cr2: u64,
 }
 
@@ -476,7 +476,7 @@ impl Process {
         };
         tracing::debug!(rip = format_args!("{rip:#x}"), "guest fault {kind}: signal {sig}");
         let cr2 = if trapno == TRAP_PF { addr } else { 0 };
-        self.force(state, sig, fault_info(sig, code, addr), FaultContext { trapno, err: 0, cr2 })
+        self.force(state, sig, fault_info(sig, code, addr), FaultContext { trapno, cr2 })
     }
 
     /// A guest memory access faulted (the state is before the faulting
@@ -484,7 +484,7 @@ impl Process {
     #[must_use]
     pub fn fault(&mut self, state: &mut GuestState, fault: GuestFault) -> Option<i32> {
         tracing::debug!(rip = format_args!("{:#x}", state.rip), ?fault, "guest memory fault");
-        let context = FaultContext { trapno: TRAP_PF, err: 0, cr2: fault.addr };
+        let context = FaultContext { trapno: TRAP_PF, cr2: fault.addr };
         self.force(state, fault.sig, fault_info(fault.sig, fault.code, fault.addr), context)
     }
 
@@ -533,7 +533,6 @@ impl Process {
         mcontext.fpstate = place.fpstate;
         mcontext.oldmask = saved_mask;
         mcontext.trapno = context.trapno;
-        mcontext.err = context.err;
         mcontext.cr2 = context.cr2;
         if let Some(nr) = interrupted {
             if flags & SA_RESTART != 0 && restartable(nr) {
