@@ -117,7 +117,8 @@ impl Verifier {
             // written back: undo what can be, keep the interpreter's run.
             crate::signal::probe::undo(jit.journal());
             *state = before;
-            return Ok(Some(interp::run_region(region, state, mem)));
+            // The JIT counted this run's instrumentation already.
+            return Ok(Some(crate::counters::muted(|| interp::run_region(region, state, mem))));
         }
         let jit_state = *state;
         let mut jit_bytes: BTreeMap<u64, u8> = BTreeMap::new();
@@ -131,7 +132,8 @@ impl Verifier {
         unsafe { jit.rollback() };
         *state = before;
         let mut rec = Recording { inner: mem, old: BTreeMap::new() };
-        let interp_exit = interp::run_region(region, state, &mut rec);
+        // The JIT's run counted the instrumentation; this one checks it.
+        let interp_exit = crate::counters::muted(|| interp::run_region(region, state, &mut rec));
         let interp_old = rec.old;
         self.checked_runs += 1;
 

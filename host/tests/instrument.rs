@@ -260,6 +260,29 @@ fn block_profile_adds_up_and_hashes_the_programs_bytes() {
     }
 }
 
+/// A report file that cannot be written is one line naming the pass and
+/// the file, and the guest's exit status stands; an empty `output` is
+/// refused when the pass is created (exit 2).
+#[cfg(not(target_feature = "crt-static"))]
+#[test]
+fn report_failures_are_one_line() {
+    let so = plugins::plugin("block-profile");
+    let p = policy(
+        "profile-unwritable",
+        "Interp",
+        &[&so],
+        &[r#"(name: "block-profile", options: {"output": "/nonexistent/dir/p.tsv"})"#],
+    );
+    let o = under(&p, "exit42", &[]);
+    assert_eq!(o.code, Some(42), "{}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = err.lines().find(|l| l.contains("cannot write")).unwrap_or_else(|| panic!("{}", describe(&o)));
+    assert!(line.starts_with("aarchx: pass `block-profile`: cannot write /nonexistent/dir/p.tsv: "), "{line}");
+    let p = policy("profile-empty", "Interp", &[&so], &[r#"(name: "block-profile", options: {"output": ""})"#]);
+    let o = under(&p, "exit42", &[]);
+    common::assert_one_line_error(&o, 2, &["block-profile", "option `output` must name a file"]);
+}
+
 /// How often valgrind (callgrind, per instruction) ran the instruction at
 /// `addr` natively.
 fn callgrind_executions(name: &str, addr: u64) -> u64 {
@@ -294,8 +317,8 @@ fn callgrind_executions(name: &str, addr: u64) -> u64 {
     per_addr.get(&addr).copied().unwrap_or(0)
 }
 
-/// The built-in pass counts the same on the aarch64 JIT as on the
-/// interpreter of the same build (both under qemu: the guest's files, and
+/// The built-in pass counts the same on the aarch64 JIT, plain and in
+/// verify mode, as on the interpreter of the same build (both under qemu: the guest's files, and
 /// so glibc's start-up, depend on the build's guest root).
 #[test]
 fn jit_counts_what_the_interpreter_counts() {
@@ -304,8 +327,8 @@ fn jit_counts_what_the_interpreter_counts() {
         return;
     };
     let guests = std::env::var_os("AARCHX_GUEST_DIR").map(PathBuf::from).unwrap_or_else(guest_dir);
-    let count = |backend: &str, name: &str, args: &[String]| {
-        let p = policy(&format!("builtin-{backend}"), backend, &[], &[r#"(name: "insn-count")"#]);
+    let count = |(label, backend): (&str, &str), name: &str, args: &[String]| {
+        let p = policy(&format!("builtin-{label}"), backend, &[], &[r#"(name: "insn-count")"#]);
         let mut cmd = match &qemu {
             Some(q) => {
                 let mut c = Command::new(q);
@@ -321,8 +344,12 @@ fn jit_counts_what_the_interpreter_counts() {
         if NOT_COMPARABLE.contains(&name.as_str()) {
             continue;
         }
-        let (want, _) = count("Interp", &name, &args);
-        let (got, o) = count("Jit", &name, &args);
+        let (want, _) = count(("interp", "Interp"), &name, &args);
+        let (got, o) = count(("jit", "Jit"), &name, &args);
         assert_eq!(got, want, "{name} on the JIT\n{}", describe(&o));
+        // Verify mode re-runs sampled executions on the interpreter, which
+        // must not count them again.
+        let (got, o) = count(("verify", "Jit,\n  verify: (first: 8, every: 8, on_mismatch: Count)"), &name, &args);
+        assert_eq!(got, want, "{name} in verify mode\n{}", describe(&o));
     }
 }
