@@ -5,7 +5,7 @@
 //! One counter (0) for everything. A guest instruction counts when it
 //! starts, as valgrind's lackey counts: each IR block adds the number of
 //! its `insn` marks, in one `count` per run of instructions that ends with
-//! one that can fault (see [`segments`]), so a region left early (a
+//! one that can fault (see `segments`), so a region left early (a
 //! conditional exit, a `trap`, a memory fault delivered to a guest handler)
 //! counts exactly the instructions it began. An IR loop (a branch to a block at or before its own: only `rep`
 //! string instructions make them) adds 1 per iteration that goes round, so a
