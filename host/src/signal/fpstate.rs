@@ -74,8 +74,12 @@ pub fn restore(state: &mut GuestState, mem: &mut GuestMemory, area: u64) -> Opti
     let mut readable = [0u8; super::frame::FPSTATE_SIZE as usize];
     mem.read_bytes(area, &mut readable).ok()?;
     let mut restored = RESTORE.with(|r| run(r, state, mem, area))?;
+    // Only the FP state comes from the area: rdi and rip were the
+    // region's own, and so is the x87 helpers' scratch.
     restored.gpr[RDI] = state.gpr[RDI];
     restored.rip = state.rip;
+    restored.x87_op = state.x87_op;
+    restored.x87_addr = state.x87_addr;
     *state = restored;
     Some(())
 }

@@ -663,6 +663,59 @@ mod tests {
         assert_eq!(s.sigaltstack(&mut mem, a, 0, 0x1000), Err(Errno(libc::ENOMEM)));
     }
 
+    /// The frame rules of arch/x86/kernel/signal.c (red zone, alignment,
+    /// argument registers, the mask while the handler runs), and a context
+    /// edit by the handler surviving rt_sigreturn.
+    #[test]
+    fn a_handler_frame_round_trips_through_sigreturn() {
+        let mut mem = GuestMemory::new();
+        let flags = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
+        let (stack, _) = mem.mmap(0, 1 << 16, 3, flags, -1, 0).unwrap();
+        let program =
+            crate::loader::LoadedProgram { entry: 0, stack_pointer: 0, exe: "/guest/prog".into(), memory: mem };
+        let mut p = Process::new(program, crate::loader::rootfs::Rootfs::new(std::path::Path::new("/")).unwrap());
+        let host_mask = signals::host_mask();
+        p.signals.mask = 0;
+        let (usr1, usr2) = (libc::SIGUSR1 as u64, libc::SIGUSR2 as u64);
+        p.signals.actions[(usr1 - 1) as usize] = [0x40_1000, SA_RESTORER | 4, 0x40_2000, bit(usr2)];
+        let mut s = GuestState { rip: 0x40_0123, ..GuestState::default() };
+        for (i, g) in s.gpr.iter_mut().enumerate() {
+            *g = 0x1000 + i as u64;
+        }
+        s.gpr[RSP] = stack + 0x8000 - 3;
+        s.xmm[3] = 0x1234_5678;
+        s.set_rflags(0x2 | 0x400 | 0x1);
+        let before = s;
+        p.deliver(
+            &mut s,
+            usr1 as i32,
+            Siginfo { signo: usr1 as i32, ..Siginfo::default() },
+            FaultContext::default(),
+            None,
+        );
+        let frame = s.gpr[RSP];
+        assert_eq!((s.rip, s.gpr[RDI]), (0x40_1000, usr1));
+        assert_eq!((frame + 8) % 16, 0, "rsp + 8 is 16-aligned at handler entry");
+        assert!(frame + 440 + 512 <= before.gpr[RSP] - 128, "below the red zone");
+        assert_eq!((s.gpr[RSI], s.gpr[RDX]), (frame + 312, frame + 8));
+        assert_eq!(s.flags[DF], 0, "direction flag clear");
+        assert_eq!(p.signals.mask, bit(usr1) | bit(usr2));
+        assert_eq!(read_words::<1>(&p.mem, frame).unwrap(), [0x40_2000], "returns to sa_restorer");
+        let mcontext = frame + 8 + 40;
+        assert_eq!(read_words::<1>(&p.mem, mcontext + 128).unwrap(), [0x40_0123], "uc_mcontext.rip");
+        write_words(&mut p.mem, mcontext + 104, &[77]).unwrap();
+        // The handler returns to the restorer (popping pretcode), which
+        // calls rt_sigreturn.
+        s.gpr[RSP] += 8;
+        s.xmm[3] = 0;
+        p.sigreturn(&mut s);
+        let mut want = before;
+        want.gpr[RAX] = 77;
+        assert_eq!(s, want);
+        assert_eq!(p.signals.mask, 0);
+        signals::set_host_mask(host_mask);
+    }
+
     #[test]
     fn restart_follows_the_kernel() {
         assert!(restartable(Sysno::read as u64));
