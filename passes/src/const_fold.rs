@@ -5,7 +5,9 @@
 //! a constant are decided; `trunc(zext x)` is `x`, `zext(trunc y)` is `y`
 //! when the dropped bits of `y` are known zero; `concat(0, lo)` is
 //! `zext lo`; and a 128-bit `udiv`/`urem` of zero-extended 64-bit operands
-//! (`xor edx, edx; div rbx`) becomes the 64-bit one.
+//! (`xor edx, edx; div rbx`) becomes the 64-bit one. A `brif` on a
+//! constant becomes a `jump`; blocks no longer reached keep only a
+//! terminator that uses no value.
 //!
 //! The lifter emits these where x86 semantics need them in general but a
 //! given instruction does not: the `& 63` of a shift by an immediate, the
@@ -19,7 +21,7 @@
 use aarchx_ir::eval;
 use alloc::vec::Vec;
 
-use aarchx_ir::{Format, InstData, Opcode, Region, Type, Value};
+use aarchx_ir::{Format, InstData, Opcode, Region, TrapKind, Type, Value};
 use aarchx_pass::{Pass, PassContext, PassError, PassInfo, Stage};
 
 pub static INFO: PassInfo = PassInfo {
@@ -60,7 +62,61 @@ impl Pass for ConstFold {
         for d in &mut region.insts {
             resolve(d, &alias);
         }
+        if fold_branches(region) {
+            strip_unreachable(region);
+        }
         Ok(())
+    }
+}
+
+/// Turns each `brif` on a constant into a `jump`; returns whether any was.
+fn fold_branches(region: &mut Region) -> bool {
+    let mut any = false;
+    for b in 0..region.blocks.len() {
+        let Some(&last) = region.blocks[b].insts.last() else { continue };
+        let d = *region.inst(last);
+        if d.op != Opcode::Brif {
+            continue;
+        }
+        if let Some(c) = constant(region, d.arg(0)) {
+            let target = if c & 1 != 0 { d.args[1] } else { d.args[2] };
+            region.insts[last.index()] = InstData { op: Opcode::Jump, ty: d.ty, aux: 0, args: [target, 0, 0] };
+            any = true;
+        }
+    }
+    any
+}
+
+/// Empties blocks no path from the entry reaches: each keeps only its
+/// terminator when that uses no value, else becomes a `trap ill` (never
+/// executed), so no block uses a value it is not dominated by.
+fn strip_unreachable(region: &mut Region) {
+    let n = region.blocks.len();
+    let mut reached = vec![false; n];
+    let mut work = vec![0usize];
+    while let Some(b) = work.pop() {
+        if core::mem::replace(&mut reached[b], true) {
+            continue;
+        }
+        if let Some(last) = region.blocks[b].insts.last() {
+            work.extend(region.inst(*last).successors().iter().map(|s| *s as usize));
+        }
+    }
+    for b in (0..n).filter(|b| !reached[*b]) {
+        let Some(&last) = region.blocks[b].insts.last() else { continue };
+        let term = *region.inst(last);
+        let keep = if term.values().next().is_none() && term.successors().is_empty() {
+            last
+        } else {
+            region.insts.push(InstData {
+                op: Opcode::Trap,
+                ty: term.ty,
+                aux: TrapKind::Ill as u16,
+                args: [region.entry as u32, (region.entry >> 32) as u32, 0],
+            });
+            Value(region.insts.len() as u32 - 1)
+        };
+        region.blocks[b].insts = alloc::vec![keep];
     }
 }
 
@@ -227,8 +283,8 @@ fn fold_binary(region: &Region, d: &InstData) -> Option<Folded> {
     }
     let is = |c: Option<u64>, want: u64| c.is_some_and(|c| c & mask == want & mask);
     match d.op {
-        O::Xor | O::Sub if x == y => Some(Folded::Const(d.ty, 0)),
-        O::And | O::Or if x == y => Some(Folded::Alias(x)),
+        O::Xor | O::Sub if same_value(region, x, y) => Some(Folded::Const(d.ty, 0)),
+        O::And | O::Or if same_value(region, x, y) => Some(Folded::Alias(x)),
         O::Add | O::Or | O::Xor if is(cy, 0) => Some(Folded::Alias(x)),
         O::Add | O::Or | O::Xor if is(cx, 0) => Some(Folded::Alias(y)),
         O::Sub | O::Shl | O::Lshr | O::Ashr | O::Rotl | O::Rotr if is(cy, 0) => Some(Folded::Alias(x)),
