@@ -230,12 +230,12 @@ fn eval<M: Machine>(region: &Region, d: &InstData, state: &mut GuestState, machi
             state.rip = d.imm64();
             0
         }
+        Opcode::Count => {
+            crate::counters::add(d.args[0], u64::from(d.args[1]));
+            0
+        }
         Opcode::Jump | Opcode::Brif | Opcode::Exit | Opcode::ExitIndirect | Opcode::Trap => {
             panic!("terminator {} before the end of its block", d.op)
         }
     }
 }
-        Opcode::Count => {
-            crate::counters::add(d.args[0], u64::from(d.args[1]));
-            0
-        }
