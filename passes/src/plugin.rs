@@ -12,7 +12,7 @@ use aarchx_ir::Region;
 use aarchx_pass::{Options, Pass, PassContext, PassError, PassInfo, Report};
 use aarchx_plugin_sdk::{OptionDescriptor, PassMeta, PluginPass};
 
-use crate::{dce, dead_flags, decode, memory_order};
+use crate::{cond_fusion, const_fold, cse, dce, dead_flags, decode, memory_order, sink, state_forward};
 
 /// A built-in pass's registration, as constants.
 pub trait Registered: 'static {
@@ -54,10 +54,6 @@ impl<R: Registered> PluginPass for Builtin<R> {
 pub enum Decode {}
 /// `dead-flags`.
 pub enum DeadFlags {}
-/// `dce`.
-pub enum Dce {}
-/// `memory-order`.
-pub enum MemoryOrder {}
 
 impl Registered for Decode {
     const INFO: &'static PassInfo = &decode::INFO;
@@ -71,14 +67,34 @@ impl Registered for DeadFlags {
         &[OptionDescriptor::int(dead_flags::INFO.options[0].name, 16, dead_flags::INFO.options[0].doc)];
 }
 
-impl Registered for Dce {
-    const INFO: &'static PassInfo = &dce::INFO;
-    const OPTIONS: &'static [OptionDescriptor] = &[];
+/// Registers built-in passes that take no options.
+macro_rules! without_options {
+    ($($(#[$doc:meta])* $name:ident = $module:ident;)*) => {$(
+        $(#[$doc])*
+        pub enum $name {}
+
+        impl Registered for $name {
+            const INFO: &'static PassInfo = &$module::INFO;
+            const OPTIONS: &'static [OptionDescriptor] = &[];
+        }
+    )*};
 }
 
-impl Registered for MemoryOrder {
-    const INFO: &'static PassInfo = &memory_order::INFO;
-    const OPTIONS: &'static [OptionDescriptor] = &[];
+without_options! {
+    /// `dce`.
+    Dce = dce;
+    /// `memory-order`.
+    MemoryOrder = memory_order;
+    /// `state-forward`.
+    StateForward = state_forward;
+    /// `const-fold`.
+    ConstFold = const_fold;
+    /// `cse`.
+    Cse = cse;
+    /// `cond-fusion`.
+    CondFusion = cond_fusion;
+    /// `sink`.
+    Sink = sink;
 }
 
 #[cfg(test)]
@@ -109,5 +125,10 @@ mod tests {
         agrees::<DeadFlags>();
         agrees::<Dce>();
         agrees::<MemoryOrder>();
+        agrees::<StateForward>();
+        agrees::<ConstFold>();
+        agrees::<Cse>();
+        agrees::<CondFusion>();
+        agrees::<Sink>();
     }
 }
