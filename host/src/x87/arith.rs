@@ -29,7 +29,7 @@ pub fn binary(op: Bin, a: F80, b: F80, fpcw: u16) -> Res<F80> {
     }
     let de = denormal_flag(a) | denormal_flag(b);
     let (x, y) = (X::from_bits(a), X::from_bits(b));
-    let r = rounded(fpcw, |rm| match op {
+    let r = value::rounded_pc(fpcw, |rm| match op {
         Bin::Add => x.add_r(y, rm),
         Bin::Sub => x.sub_r(y, rm),
         Bin::Mul => x.mul_r(y, rm),
@@ -39,7 +39,7 @@ pub fn binary(op: Bin, a: F80, b: F80, fpcw: u16) -> Res<F80> {
         return r;
     }
     let quarter = |v: X| v.scalbn(-2);
-    let oe = value::missed_overflow(&r, || match op {
+    let oe = value::missed_overflow(&r, fpcw, || match op {
         Bin::Add => quarter(x).add_r(quarter(y), Round::TowardZero).value,
         Bin::Sub => quarter(x).sub_r(quarter(y), Round::TowardZero).value,
         Bin::Mul => quarter(x).mul_r(y, Round::TowardZero).value,
@@ -62,9 +62,10 @@ fn unpack(x: F80) -> (u64, i32) {
 /// `sticky` standing for nonzero bits below `m`, and negated when
 /// `negative`. The magnitude is rounded with the mirrored mode, then
 /// scaled; the scaling rounds only when the result overflows or is
-/// denormal, and the status says so.
-fn pack(m: u128, e: i32, sticky: bool, fpcw: u16, negative: bool) -> Res<F80> {
-    rounded(fpcw, |rm| {
+/// denormal, and the status says so. `precision_control`: the control
+/// word's precision applies (fsqrt, not fscale).
+fn pack(m: u128, e: i32, sticky: bool, fpcw: u16, negative: bool, precision_control: bool) -> Res<F80> {
+    let f = |rm: Round| {
         let rm = if negative { -rm } else { rm };
         let v = X::from_u128_r(m | u128::from(sticky), rm);
         let s = v.value.scalbn_r(e, rm);
@@ -78,7 +79,12 @@ fn pack(m: u128, e: i32, sticky: bool, fpcw: u16, negative: bool) -> Res<F80> {
             status |= Status::UNDERFLOW;
         }
         status.and(if negative { -s } else { s })
-    })
+    };
+    if precision_control {
+        value::rounded_pc(fpcw, f)
+    } else {
+        rounded(fpcw, f)
+    }
 }
 
 /// fsqrt: correctly rounded, by the bit-by-bit integer square root of
@@ -118,7 +124,7 @@ pub fn sqrt(a: F80, fpcw: u16) -> Res<F80> {
             root |= 1;
         }
     }
-    let r = pack(root, (e - s) / 2, rem != 0, fpcw, false);
+    let r = pack(root, (e - s) / 2, rem != 0, fpcw, false, true);
     Res { flags: r.flags | de, ..r }
 }
 
@@ -158,7 +164,7 @@ pub fn scale(a: F80, b: F80, fpcw: u16) -> Res<F80> {
     let n = X::from_bits(b).round_to_integral(Round::TowardZero).value.to_i128(32).value;
     let n = n.clamp(-70_000, 70_000) as i32;
     let (m, e) = unpack(a);
-    let r = pack(u128::from(m), e + n, false, fpcw, is_negative(a));
+    let r = pack(u128::from(m), e + n, false, fpcw, is_negative(a), false);
     Res { flags: r.flags | de, ..r }
 }
 

@@ -6,9 +6,10 @@
 //! faults exactly as the interpreter's own loads do.
 //!
 //! Exceptions are always masked (the lifter refuses control words that
-//! unmask one, or that select a precision other than 64 bits): an invalid
+//! unmask one, or that select the reserved precision): an invalid
 //! operation gives the indefinite NaN, a stack overflow or underflow sets
-//! IE and SF, and the flags accumulate in the status word.
+//! IE and SF, and the flags accumulate in the status word. The control
+//! word's rounding mode and precision (24, 53, 64 bits) are honoured.
 
 mod arith;
 mod image;

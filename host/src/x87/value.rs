@@ -149,13 +149,93 @@ pub fn rounded(fpcw: u16, f: impl Fn(Round) -> StatusAnd<X>) -> Res<F80> {
     Res { value, flags: status_flags(r.status), c1 }
 }
 
+/// As [`rounded`], for the operations the control word's precision
+/// control applies to (add, subtract, multiply, divide, square root):
+/// with 24- or 53-bit precision the result is rounded once to that many
+/// significant bits (the exponent range stays extended). The result
+/// truncated toward zero at 64 bits, with "inexact" as the sticky bit,
+/// holds every bit that rounding needs. A denormal result is rounded at
+/// the same bit of the significand field (as the hardware does).
+pub fn rounded_pc(fpcw: u16, f: impl Fn(Round) -> StatusAnd<X>) -> Res<F80> {
+    let bits = match fpcw >> 8 & 3 {
+        0 => 24,
+        2 => 53,
+        _ => return rounded(fpcw, f),
+    };
+    let tz = f(Round::TowardZero);
+    if tz.status.contains(Status::INVALID_OP) {
+        return Res::invalid(INDEFINITE);
+    }
+    let t = tz.value.to_bits();
+    let tiny = match classify(t) {
+        Class::Normal => false,
+        Class::Denormal => true,
+        // Underflowed below the smallest extended denormal.
+        Class::Zero if tz.status.contains(Status::INEXACT) => true,
+        _ => return rounded(fpcw, f),
+    };
+    let negative = is_negative(t);
+    let sticky = tz.status.contains(Status::INEXACT);
+    let drop = 64 - bits;
+    let m = significand(t);
+    let (kept, rest, half) = (m >> drop, m & ((1 << drop) - 1), 1u64 << (drop - 1));
+    let up = match fpcw >> 10 & 3 {
+        0 => rest > half || (rest == half && (sticky || kept & 1 == 1)),
+        1 => negative && (rest != 0 || sticky),
+        2 => !negative && (rest != 0 || sticky),
+        _ => false,
+    };
+    let inexact = rest != 0 || sticky;
+    let (mut kept, mut exp) = (kept + u64::from(up), exponent(t));
+    if kept >> bits != 0 {
+        kept >>= 1;
+        exp += 1;
+    } else if tiny && kept >> (bits - 1) != 0 {
+        // A denormal rounded up to the smallest normal.
+        exp = 1;
+    }
+    let sign = t & SIGN;
+    // Underflow: inexact and still denormal after rounding.
+    let mut flags = match (inexact, exp == 0) {
+        (false, _) => 0,
+        (true, false) => PE,
+        (true, true) => PE | UE,
+    };
+    let value = if exp >= 0x7fff {
+        flags |= OE | PE;
+        // Overflow: infinity, or the largest value of this precision when
+        // rounding toward zero or away from the result's sign.
+        let to_infinity = match fpcw >> 10 & 3 {
+            0 => true,
+            1 => negative,
+            2 => !negative,
+            _ => false,
+        };
+        if to_infinity {
+            sign | 0x7fff_8000_0000_0000_0000
+        } else {
+            sign | 0x7ffe << 64 | F80::from(u64::MAX << drop)
+        }
+    } else {
+        sign | F80::from(exp) << 64 | F80::from(kept << drop)
+    };
+    let c1 = inexact && value & !SIGN > t & !SIGN;
+    Res { value, flags, c1 }
+}
+
 /// Whether a result that rounded to the largest finite value overflowed:
 /// apfloat reports such an overflow (toward zero, or against the rounding
-/// direction) as inexact only. `scaled_toward_zero` is the operation on
+/// direction) as inexact only, and so does a reduced-precision rounding
+/// of its result. `scaled_toward_zero` is the operation on
 /// operands scaled by 2^-2, truncated: it overflowed when that is at least
 /// 2^16382.
-pub fn missed_overflow(r: &Res<F80>, scaled_toward_zero: impl Fn() -> X) -> bool {
-    let largest = X::largest().to_bits();
+pub fn missed_overflow(r: &Res<F80>, fpcw: u16, scaled_toward_zero: impl Fn() -> X) -> bool {
+    let drop = match fpcw >> 8 & 3 {
+        0 => 40,
+        2 => 11,
+        _ => 0,
+    };
+    let largest = 0x7ffe << 64 | F80::from(u64::MAX << drop);
     r.flags & PE != 0 && r.flags & OE == 0 && r.value & !SIGN == largest && {
         let s = scaled_toward_zero();
         s.is_finite() && s.ilogb() >= 16382 || s.is_infinite()

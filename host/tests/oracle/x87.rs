@@ -197,7 +197,9 @@ pub fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
         return;
     }
     let st = &mut case.state;
-    st.fpcw = 0x037f | (rng.below(4) as u16) << 10;
+    // Any rounding mode; 64-bit precision mostly, else 53 or 24 bits.
+    let pc = [3u16, 3, 2, 0][rng.below(4) as usize];
+    st.fpcw = 0x007f | pc << 8 | (rng.below(4) as u16) << 10;
     let top = rng.below(8) as u16;
     let cc = (rng.next() as u16) & 0x4700;
     st.fpsw = top << 11 | cc | if rng.one_in(4) { rng.next() as u16 & 0x3f } else { 0 };

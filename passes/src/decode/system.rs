@@ -176,13 +176,18 @@ impl L<'_, '_> {
         self.icmp(aarchx_ir::IntCond::Ne, Type::I32, rc, z)
     }
 
-    /// The x87 is modelled with every exception masked and 64-bit
-    /// precision (any rounding mode): a control word that unmasks an
-    /// exception or selects 24- or 53-bit precision raises SIGILL.
+    /// The x87 is modelled with every exception masked (any rounding
+    /// mode, and 24-, 53- or 64-bit precision): a control word that
+    /// unmasks an exception or selects the reserved precision raises SIGILL.
     pub fn refuse_fpcw(&mut self, cw: Value) {
         let m = self.c(Type::I16, 0x033f);
         let kept = self.bin(Opcode::And, Type::I16, cw, m);
-        let bad = self.icmp(aarchx_ir::IntCond::Ne, Type::I16, kept, m);
+        let reserved = self.c(Type::I16, 0x013f);
+        let bad_pc = self.icmp(aarchx_ir::IntCond::Eq, Type::I16, kept, reserved);
+        let masks = self.c(Type::I16, 0x3f);
+        let masked = self.bin(Opcode::And, Type::I16, cw, masks);
+        let unmasked = self.icmp(aarchx_ir::IntCond::Ne, Type::I16, masked, masks);
+        let bad = self.bin(Opcode::Or, Type::I1, bad_pc, unmasked);
         self.trap_if(bad);
     }
 
