@@ -98,3 +98,14 @@ fn the_access_classifier_knows_the_backends_forms() {
     assert_eq!(arm64::unordered_guest_accesses(&[DMB_ISH, NOP, STR_X1_X0, LDR_X3_X0, DMB_ISH]), [0usize; 0]);
     assert_eq!(arm64::ordered_loads_and_stores(&[LDR_X3_X0, LDAR_X3_X0, CASAL_X0, STLR_X1_X0]), [1, 3]);
 }
+
+#[test]
+fn variants_follow_the_policies() {
+    for file in ["policies/plain.ron", "policies/ordered.ron"] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(file);
+        let text = std::fs::read_to_string(&path).expect("the policy file");
+        let policy = aarchx::policy::parse(&text, file).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let names: Vec<&str> = policy.passes.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, pipeline::POLICY_PASSES, "{file}: update POLICY_PASSES in host/tests/codegen/pipeline.rs");
+    }
+}

@@ -25,20 +25,19 @@ pub struct Variant {
     pub passes: &'static [&'static str],
 }
 
-/// Plain and ordered, each without and with `dead-flags` + `dce`.
+/// The optimising pipeline of `policies/plain.ron` and
+/// `policies/ordered.ron` (the test `variants_follow_the_policies` keeps
+/// them equal).
+pub const POLICY_PASSES: &[&str] =
+    &["decode", "state-forward", "const-fold", "cse", "cond-fusion", "dead-flags", "sink", "dce", "memory-order"];
+
+/// Plain and ordered, each with the lifter alone and with the policy's
+/// optimisation passes.
 pub const VARIANTS: &[Variant] = &[
     Variant { name: "plain", model: MemoryModel::Plain, passes: &["decode", "memory-order"] },
-    Variant {
-        name: "plain+dead-flags+dce",
-        model: MemoryModel::Plain,
-        passes: &["decode", "dead-flags", "dce", "memory-order"],
-    },
+    Variant { name: "plain.ron", model: MemoryModel::Plain, passes: POLICY_PASSES },
     Variant { name: "ordered", model: MemoryModel::Ordered, passes: &["decode", "memory-order"] },
-    Variant {
-        name: "ordered+dead-flags+dce",
-        model: MemoryModel::Ordered,
-        passes: &["decode", "dead-flags", "dce", "memory-order"],
-    },
+    Variant { name: "ordered.ron", model: MemoryModel::Ordered, passes: POLICY_PASSES },
 ];
 
 /// The form's bytes at [`GUEST`], nothing around them.
