@@ -41,7 +41,7 @@ impl Pass for CondFusion {
         // Values that equal an earlier value (`xor x, 0` is `x`).
         let mut alias: Vec<Option<Value>> = vec![None; region.insts.len()];
         for v in order {
-            resolve(&mut region.insts[v.index()], &alias);
+            region.insts[v.index()].resolve_aliases(&alias);
             let d = region.insts[v.index()];
             match fuse(region, &d) {
                 Some(Fused::Inst(new)) => region.insts[v.index()] = new,
@@ -50,20 +50,8 @@ impl Pass for CondFusion {
             }
         }
         // Block order need not be dominance order: resolve every use again.
-        for d in &mut region.insts {
-            resolve(d, &alias);
-        }
+        region.resolve_aliases(&alias);
         Ok(())
-    }
-}
-
-/// Replaces operands that are aliases by what they alias, transitively.
-fn resolve(d: &mut InstData, alias: &[Option<Value>]) {
-    let k = d.op.format().value_args();
-    for a in &mut d.args[..k] {
-        while let Some(w) = alias[*a as usize] {
-            *a = w.0;
-        }
     }
 }
 

@@ -41,7 +41,7 @@ impl Pass for ConstFold {
             let insts = core::mem::take(&mut region.blocks[b].insts);
             let mut out = Vec::with_capacity(insts.len());
             for v in insts {
-                resolve(&mut region.insts[v.index()], &alias);
+                region.insts[v.index()].resolve_aliases(&alias);
                 let d = region.insts[v.index()];
                 match fold(region, &d) {
                     Some(Folded::Const(ty, c)) => region.insts[v.index()] = iconst(ty, c),
@@ -59,9 +59,7 @@ impl Pass for ConstFold {
             }
             region.blocks[b].insts = out;
         }
-        for d in &mut region.insts {
-            resolve(d, &alias);
-        }
+        region.resolve_aliases(&alias);
         if fold_branches(region) {
             strip_unreachable(region);
         }
@@ -117,16 +115,6 @@ fn strip_unreachable(region: &mut Region) {
             Value(region.insts.len() as u32 - 1)
         };
         region.blocks[b].insts = alloc::vec![keep];
-    }
-}
-
-/// Replaces operands that are aliases by what they alias, transitively.
-fn resolve(d: &mut InstData, alias: &[Option<Value>]) {
-    let k = d.op.format().value_args();
-    for a in &mut d.args[..k] {
-        while let Some(w) = alias.get(*a as usize).copied().flatten() {
-            *a = w.0;
-        }
     }
 }
 

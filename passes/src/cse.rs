@@ -16,6 +16,8 @@ use std::collections::HashMap;
 use aarchx_ir::{InstData, Opcode, Region, Value};
 use aarchx_pass::{Pass, PassContext, PassError, PassInfo, Stage};
 
+use crate::walk;
+
 pub static INFO: PassInfo = PassInfo {
     name: "cse",
     stage: Stage::Transform,
@@ -28,33 +30,14 @@ pub struct Cse;
 
 impl Pass for Cse {
     fn run(&mut self, _cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {
-        let n = region.blocks.len();
-        let mut preds = vec![0u32; n];
-        for block in &region.blocks {
-            if let Some(last) = block.insts.last() {
-                for s in region.inst(*last).successors() {
-                    preds[*s as usize] += 1;
-                }
-            }
-        }
         let mut replace: Vec<Option<Value>> = vec![None; region.insts.len()];
-        // From the entry along edges into single-predecessor blocks, each
-        // block starting with what its predecessor had computed.
-        let mut start: Vec<Option<HashMap<InstData, Value>>> = vec![None; n];
-        let mut seen = vec![false; n];
-        let mut work = vec![0usize];
-        seen[0] = true;
-        while let Some(b) = work.pop() {
-            let mut known = start[b].take().unwrap_or_default();
-            for &v in &region.blocks[b].insts {
-                let mut d = region.insts[v.index()];
-                let k = d.op.format().value_args();
-                for a in &mut d.args[..k] {
-                    if let Some(w) = replace[*a as usize] {
-                        *a = w.0;
-                    }
-                }
-                region.insts[v.index()] = d;
+        // What each block has computed so far, continued from its single
+        // predecessor's.
+        walk::extended_blocks(region, |region: &mut Region, b, known: &mut HashMap<InstData, Value>| {
+            for i in 0..region.blocks[b].insts.len() {
+                let v = region.blocks[b].insts[i];
+                region.insts[v.index()].resolve_aliases(&replace);
+                let d = region.insts[v.index()];
                 if !d.op.format().has_result() || d.op.has_side_effect() || matches!(d.op, Opcode::Load | Opcode::Get) {
                     continue;
                 }
@@ -65,19 +48,8 @@ impl Pass for Cse {
                     }
                 }
             }
-            let last = region.blocks[b].insts.last().map(|v| *region.inst(*v));
-            let succs = last.as_ref().map_or(&[][..], |d| d.successors());
-            for s in succs {
-                let s = *s as usize;
-                if !seen[s] {
-                    seen[s] = true;
-                    if preds[s] == 1 {
-                        start[s] = Some(known.clone());
-                    }
-                    work.push(s);
-                }
-            }
-        }
+        });
+        region.resolve_aliases(&replace);
         for block in &mut region.blocks {
             block.insts.retain(|v| replace[v.index()].is_none());
         }

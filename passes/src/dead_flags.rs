@@ -169,14 +169,7 @@ impl Pass for DeadFlags {
 /// is defined there, so it dominates the target.
 fn sink_partly_live(region: &mut Region, live_in: &[FlagSet]) {
     let n = region.blocks.len();
-    let mut preds = vec![0u32; n];
-    for block in &region.blocks {
-        if let Some(last) = block.insts.last() {
-            for s in region.inst(*last).successors() {
-                preds[*s as usize] += 1;
-            }
-        }
-    }
+    let preds = region.predecessor_counts();
     for b in 0..n {
         let Some(&last) = region.blocks[b].insts.last() else { continue };
         let term = *region.inst(last);

@@ -18,6 +18,7 @@ pub mod sink;
 pub mod state_forward;
 #[cfg(test)]
 mod testing;
+mod walk;
 
 use aarchx_pass::PassInfo;
 

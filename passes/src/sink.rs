@@ -42,19 +42,15 @@ impl Uses {
 impl Pass for Sink {
     fn run(&mut self, _cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {
         let n = region.blocks.len();
-        let mut preds = vec![0u32; n];
+        let preds = region.predecessor_counts();
         // The block each instruction is in, and each value's users.
         let mut home = vec![usize::MAX; region.insts.len()];
         let mut users: Vec<Vec<Value>> = vec![Vec::new(); region.insts.len()];
         for (b, block) in region.blocks.iter().enumerate() {
             for v in &block.insts {
                 home[v.index()] = b;
-                let d = region.inst(*v);
-                for a in d.values() {
+                for a in region.inst(*v).values() {
                     users[a.index()].push(*v);
-                }
-                for s in d.successors() {
-                    preds[*s as usize] += 1;
                 }
             }
         }

@@ -21,6 +21,8 @@ use aarchx_ir::cond::Helper;
 use aarchx_ir::{Format, Opcode, Reg, Region, Value};
 use aarchx_pass::{Pass, PassContext, PassError, PassInfo, Stage};
 
+use crate::walk;
+
 pub static INFO: PassInfo = PassInfo {
     name: "state-forward",
     stage: Stage::Transform,
@@ -34,9 +36,6 @@ pub struct StateForward;
 /// Register numbers are below this bound (GPRs, flags, XMM, special).
 const REGS: usize = 64;
 
-/// The known value of each register at a point, by register number.
-type Known = [Option<Value>; REGS];
-
 impl Pass for StateForward {
     fn run(&mut self, _cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {
         forward(region);
@@ -45,27 +44,12 @@ impl Pass for StateForward {
     }
 }
 
-/// Replaces forwarded `get`s' uses; the `get`s themselves become unused.
+/// Replaces forwarded `get`s' uses; the `get`s themselves are removed.
 fn forward(region: &mut Region) {
-    let n = region.blocks.len();
-    let mut preds = vec![0u32; n];
-    for block in &region.blocks {
-        if let Some(last) = block.insts.last() {
-            for s in region.inst(*last).successors() {
-                preds[*s as usize] += 1;
-            }
-        }
-    }
-    // Blocks are visited from the entry along successors; a block with one
-    // predecessor starts from what that predecessor knew at its end.
-    let mut start: Vec<Option<Box<Known>>> = vec![None; n];
-    let mut seen = vec![false; n];
-    let mut work = vec![0usize];
     let mut replace: Vec<Option<Value>> = vec![None; region.insts.len()];
-    seen[0] = true;
-    while let Some(b) = work.pop() {
-        let mut known = start[b].take().unwrap_or_else(|| Box::new([None; REGS]));
-        let mut succs: &[u32] = &[];
+    // The known value of each register, by register number (empty: none).
+    walk::extended_blocks(region, |region: &mut Region, b, known: &mut Vec<Option<Value>>| {
+        known.resize(REGS, None);
         for v in &region.blocks[b].insts {
             let d = region.inst(*v);
             match d.op {
@@ -87,28 +71,11 @@ fn forward(region: &mut Region) {
                         }
                     }
                 }
-                _ => succs = d.successors(),
+                _ => {}
             }
         }
-        for s in succs {
-            let s = *s as usize;
-            if !seen[s] {
-                seen[s] = true;
-                if preds[s] == 1 {
-                    start[s] = Some(known.clone());
-                }
-                work.push(s);
-            }
-        }
-    }
-    for d in &mut region.insts {
-        let k = d.op.format().value_args();
-        for a in &mut d.args[..k] {
-            if let Some(w) = replace[*a as usize] {
-                *a = w.0;
-            }
-        }
-    }
+    });
+    region.resolve_aliases(&replace);
     for block in &mut region.blocks {
         block.insts.retain(|v| replace[v.index()].is_none());
     }

@@ -57,6 +57,17 @@ impl InstData {
         Reg(self.aux)
     }
 
+    /// Replaces the operands that `alias` maps with what they map to,
+    /// transitively (see [`Region::resolve_aliases`]).
+    pub fn resolve_aliases(&mut self, alias: &[Option<Value>]) {
+        let k = self.op.format().value_args();
+        for a in &mut self.args[..k] {
+            while let Some(w) = alias.get(*a as usize).copied().flatten() {
+                *a = w.0;
+            }
+        }
+    }
+
     /// Target blocks of a `jump` or `brif`.
     pub fn successors(&self) -> &[u32] {
         match self.op.format() {
@@ -104,6 +115,27 @@ impl Region {
             Format::Unary if d.op == Opcode::Movmsk => Type::I32,
             Format::UnaryImm if d.op == Opcode::ExtractLane => d.ty.lane_type(),
             _ => d.ty,
+        }
+    }
+
+    /// How many branches enter each block (from the blocks' terminators).
+    pub fn predecessor_counts(&self) -> Vec<u32> {
+        let mut preds = alloc::vec![0u32; self.blocks.len()];
+        for block in &self.blocks {
+            if let Some(last) = block.insts.last() {
+                for s in self.inst(*last).successors() {
+                    preds[*s as usize] += 1;
+                }
+            }
+        }
+        preds
+    }
+
+    /// Replaces every operand that `alias` maps (by value index) with
+    /// what it maps to, transitively. Values beyond `alias` stay.
+    pub fn resolve_aliases(&mut self, alias: &[Option<Value>]) {
+        for d in &mut self.insts {
+            d.resolve_aliases(alias);
         }
     }
 
