@@ -85,6 +85,63 @@ fn brand_words(part: u32) -> [u32; 4] {
     out
 }
 
+/// Flag names of `/proc/cpuinfo` for the `cpuid` bits the guest CPU can
+/// have: (leaf, register index in `[eax, ebx, ecx, edx]`, bit, name), in
+/// the kernel's order.
+const FLAG_NAMES: &[(u32, usize, u32, &str)] = &[
+    (1, 3, 0, "fpu"),
+    (1, 3, 4, "tsc"),
+    (1, 3, 8, "cx8"),
+    (1, 3, 15, "cmov"),
+    (1, 3, 19, "clflush"),
+    (1, 3, 23, "mmx"),
+    (1, 3, 24, "fxsr"),
+    (1, 3, 25, "sse"),
+    (1, 3, 26, "sse2"),
+    (0x8000_0001, 3, 11, "syscall"),
+    (0x8000_0001, 3, 20, "nx"),
+    (0x8000_0001, 3, 29, "lm"),
+    (1, 2, 0, "pni"),
+    (1, 2, 9, "ssse3"),
+    (1, 2, 19, "sse4_1"),
+    (1, 2, 20, "sse4_2"),
+    (1, 2, 23, "popcnt"),
+    (1, 2, 28, "avx"),
+    (0x8000_0001, 2, 0, "lahf_lm"),
+];
+
+/// The text of `/proc/cpuinfo` for the CPU [`cpuid`] describes, one entry
+/// per host processor this process may run on (what the guest's
+/// `sched_getaffinity` and `sysconf` report too).
+pub fn cpuinfo() -> String {
+    use std::fmt::Write;
+    let [max_leaf, ..] = cpuid(0, 0);
+    let [sig, ..] = cpuid(1, 0);
+    let (stepping, model, family) = (sig & 0xf, sig >> 4 & 0xf, sig >> 8 & 0xf);
+    let brand: Vec<u8> = (0x8000_0002..=0x8000_0004u32)
+        .flat_map(|l| cpuid(l, 0))
+        .flat_map(u32::to_le_bytes)
+        .take_while(|b| *b != 0)
+        .collect();
+    let flags: Vec<&str> =
+        FLAG_NAMES.iter().filter(|(leaf, reg, bit, _)| cpuid(*leaf, 0)[*reg] >> bit & 1 != 0).map(|f| f.3).collect();
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut out = String::new();
+    for cpu in 0..n {
+        let _ = write!(
+            out,
+            "processor\t: {cpu}\nvendor_id\t: GenuineIntel\ncpu family\t: {family}\nmodel\t\t: {model}\n\
+             model name\t: {}\nstepping\t: {stepping}\ncache size\t: 8192 KB\nphysical id\t: 0\n\
+             siblings\t: {n}\ncore id\t\t: {cpu}\ncpu cores\t: {n}\nfpu\t\t: yes\nfpu_exception\t: yes\n\
+             cpuid level\t: {max_leaf}\nwp\t\t: yes\nflags\t\t: {}\nclflush size\t: 64\n\
+             cache_alignment\t: 64\naddress sizes\t: 40 bits physical, 48 bits virtual\n\n",
+            String::from_utf8_lossy(&brand),
+            flags.join(" ")
+        );
+    }
+    out
+}
+
 /// The `cpuid` helper: reads eax and ecx, writes eax, ebx, ecx and edx
 /// (zero-extended, as a 32-bit result is in 64-bit mode).
 pub fn run_cpuid(state: &mut GuestState) {
@@ -174,5 +231,14 @@ mod tests {
         let second = s.gpr[RDX] << 32 | s.gpr[RAX];
         assert!(second >= first);
         assert!(s.gpr[RAX] <= 0xffff_ffff);
+    }
+
+    #[test]
+    fn cpuinfo_flags_are_the_cpuid_bits() {
+        let text = cpuinfo();
+        let flags = text.lines().find_map(|l| l.strip_prefix("flags\t\t: ")).expect("a flags line");
+        assert_eq!(flags, "fpu tsc cx8 cmov clflush mmx fxsr sse sse2 syscall nx lm lahf_lm");
+        assert!(text.contains("model name\t: aarchx virtual x86-64 CPU\n"));
+        assert!(text.contains("cpu family\t: 6\nmodel\t\t: 15\n"));
     }
 }

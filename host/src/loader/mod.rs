@@ -77,6 +77,9 @@ pub struct LoadedProgram {
     /// page-aligned end of the program's highest segment), the dynamic
     /// loader's image if any, and stack.
     pub memory: GuestMemory,
+    /// The auxiliary vector given to the guest (AT_NULL included), for
+    /// /proc/self/auxv.
+    pub auxv: Vec<(u64, u64)>,
 }
 
 impl LoadedProgram {
@@ -231,7 +234,7 @@ pub fn load(path: &Path, argv: &[OsString], envp: &[OsString], root: &Rootfs) ->
         rsp = format_args!("{:#x}", image.rsp),
         "loaded"
     );
-    Ok(LoadedProgram { entry, stack_pointer: image.rsp, exe, memory })
+    Ok(LoadedProgram { entry, stack_pointer: image.rsp, exe, memory, auxv: image.auxv })
 }
 
 #[cfg(test)]

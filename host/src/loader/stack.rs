@@ -42,6 +42,8 @@ pub struct StackContents<'a> {
 pub struct StackImage {
     pub rsp: u64,
     pub bytes: Vec<u8>,
+    /// The auxiliary vector as placed, AT_NULL included.
+    pub auxv: Vec<(u64, u64)>,
 }
 
 const PLATFORM: &[u8] = b"x86_64";
@@ -92,7 +94,7 @@ pub fn build(top: u64, c: &StackContents<'_>) -> StackImage {
         put(at, s);
         at += s.len() as u64 + 1;
     }
-    StackImage { rsp, bytes }
+    StackImage { rsp, bytes, auxv: aux }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 
 use std::ffi::CString;
 
-use super::{Errno, Process};
+use super::{procfs, Errno, Process};
 use crate::mem::GuestMemory;
 
 pub const AT_FDCWD: u64 = -100i64 as u64;
@@ -171,9 +171,13 @@ impl Process {
 
     pub(super) fn openat(&mut self, dirfd: u64, path: u64, flags: u64, mode: u64) -> Result<u64, Errno> {
         let flags = open_flags_to_host(flags);
-        if self.mem.read_cstr(path, PATH_MAX).is_ok_and(|p| self.is_proc_exe(&p)) {
+        let name = self.mem.read_cstr(path, PATH_MAX);
+        if name.as_ref().is_ok_and(|p| self.is_proc_exe(p)) {
             let exe = self.exe.as_ptr() as u64;
             return host!(libc::SYS_openat, AT_FDCWD, exe, flags, mode);
+        }
+        if let Some(contents) = name.ok().and_then(|p| procfs::contents(&p, &self.auxv)) {
+            return procfs::open(&contents, flags);
         }
         let path = self.path_arg(path)?;
         host!(libc::SYS_openat, dirfd, path.ptr(), flags, mode)

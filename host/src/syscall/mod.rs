@@ -49,6 +49,7 @@ mod exec;
 mod fs;
 pub mod numbers;
 mod process;
+mod procfs;
 mod signal;
 
 pub use exec::init as init_exec;
@@ -105,12 +106,21 @@ pub struct Process {
     signals: Signals,
     /// System call numbers already reported as unimplemented.
     reported: BTreeSet<u64>,
+    /// The guest's auxiliary vector, for /proc/self/auxv.
+    auxv: Vec<(u64, u64)>,
 }
 
 impl Process {
     pub fn new(program: LoadedProgram, root: Rootfs) -> Process {
         let exe = CString::new(program.exe.as_os_str().as_bytes()).unwrap_or_default();
-        Process { mem: program.memory, exe, root, signals: Signals::inherited(), reported: BTreeSet::new() }
+        Process {
+            mem: program.memory,
+            exe,
+            root,
+            signals: Signals::inherited(),
+            reported: BTreeSet::new(),
+            auxv: program.auxv,
+        }
     }
 
     fn unimplemented(&mut self, nr: u64, name: Option<&'static str>) -> Result<u64, Errno> {
@@ -425,7 +435,13 @@ mod tests {
     fn process() -> (Process, u64) {
         let mut mem = GuestMemory::new();
         let (scratch, _) = mem.mmap(0, 1 << 16, RW, (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64, -1, 0).unwrap();
-        let program = LoadedProgram { entry: 0, stack_pointer: 0, exe: PathBuf::from("/guest/prog"), memory: mem };
+        let program = LoadedProgram {
+            entry: 0,
+            stack_pointer: 0,
+            exe: PathBuf::from("/guest/prog"),
+            memory: mem,
+            auxv: Vec::new(),
+        };
         (Process::new(program, Rootfs::new(std::path::Path::new("/")).unwrap()), scratch)
     }
 

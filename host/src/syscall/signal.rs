@@ -671,8 +671,13 @@ mod tests {
         let mut mem = GuestMemory::new();
         let flags = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
         let (stack, _) = mem.mmap(0, 1 << 16, 3, flags, -1, 0).unwrap();
-        let program =
-            crate::loader::LoadedProgram { entry: 0, stack_pointer: 0, exe: "/guest/prog".into(), memory: mem };
+        let program = crate::loader::LoadedProgram {
+            entry: 0,
+            stack_pointer: 0,
+            exe: "/guest/prog".into(),
+            memory: mem,
+            auxv: Vec::new(),
+        };
         let mut p = Process::new(program, crate::loader::rootfs::Rootfs::new(std::path::Path::new("/")).unwrap());
         let host_mask = signals::host_mask();
         p.signals.mask = 0;
