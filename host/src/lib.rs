@@ -22,6 +22,6 @@ pub mod signal;
 pub mod signals;
 pub mod syscall;
 pub mod translate;
-pub mod x87;
 #[cfg(target_arch = "aarch64")]
 pub mod verify;
+pub mod x87;

@@ -213,19 +213,17 @@ fn packages(host: Host) -> &'static [&'static str] {
             "lld-19",
         ],
         // Native build; the guests are x86-64, so a cross gcc builds them.
-        Host::Aarch64 => {
-            &[
-                "rustc-web",
-                "cargo-web",
-                "gcc",
-                "make",
-                "libc6-dev",
-                "gcc-x86-64-linux-gnu",
-                "libc6-dev-amd64-cross",
-                "rust-web-src",
-                "lld-19",
-            ]
-        }
+        Host::Aarch64 => &[
+            "rustc-web",
+            "cargo-web",
+            "gcc",
+            "make",
+            "libc6-dev",
+            "gcc-x86-64-linux-gnu",
+            "libc6-dev-amd64-cross",
+            "rust-web-src",
+            "lld-19",
+        ],
     }
 }
 

@@ -19,8 +19,8 @@ pub mod options;
 pub mod report;
 
 pub use descriptor::{
-    FinishFn, OptionDescriptor, OptionKind, OutBuf, PassDescriptor, PluginDescriptor, RunContext, Str, ABI_VERSION, ENTRY_SYMBOL,
-    PLUGIN_MAGIC, STATUS_ERROR, STATUS_OK,
+    FinishFn, OptionDescriptor, OptionKind, OutBuf, PassDescriptor, PluginDescriptor, RunContext, Str, ABI_VERSION,
+    ENTRY_SYMBOL, PLUGIN_MAGIC, STATUS_ERROR, STATUS_OK,
 };
 pub use encoding::{decode_region, encode_region, DecodeError, IR_ENCODING_VERSION, IR_MAGIC};
 pub use report::{decode_report, encode_report, ReportDecodeError};

@@ -86,7 +86,8 @@ impl Format {
     /// type of `get`/`set` comes from the register, and control flow,
     /// calls and markers have none.
     pub fn has_type_suffix(self) -> bool {
-        !matches!(self, Format::Get | Format::Set | Format::Call | Format::Mark | Format::Count) && !self.is_terminator()
+        !matches!(self, Format::Get | Format::Set | Format::Call | Format::Mark | Format::Count)
+            && !self.is_terminator()
     }
 
     /// How many of `args` are value operands.
@@ -332,8 +333,7 @@ impl Opcode {
         matches!(
             self.format(),
             Format::Set | Format::Store | Format::AtomicRmw | Format::Call | Format::Mark | Format::Count
-        )
-            || self == Opcode::AtomicCas
+        ) || self == Opcode::AtomicCas
             || self.is_terminator()
     }
 }

@@ -64,7 +64,11 @@ impl Reg {
 
     /// Every valid register, in encoding order.
     pub fn all() -> impl Iterator<Item = Reg> {
-        (0..16).chain(FLAG0..FLAG0 + 7).chain(XMM0..XMM0 + 16).chain(SPECIAL0..SPECIAL0 + SPECIAL_NAMES.len() as u16).map(Reg)
+        (0..16)
+            .chain(FLAG0..FLAG0 + 7)
+            .chain(XMM0..XMM0 + 16)
+            .chain(SPECIAL0..SPECIAL0 + SPECIAL_NAMES.len() as u16)
+            .map(Reg)
     }
 
     pub fn is_valid(self) -> bool {
