@@ -135,10 +135,12 @@ pub fn run(
         exact_faults(&mut engine, &process);
         let region = cache.get_or_translate(state.rip, &mut pipeline, &process.mem)?;
         tracing::trace!(target: "aarchx::exec", "{:#x}", state.rip);
-        let entry = state;
+        // The state to replay a faulting region from: kept only while the
+        // guest handles memory faults (a 576-byte copy per dispatch).
+        let entry = process.catches_memory_faults().then_some(state);
         let exit = engine.execute(&region, &mut state, &mut process);
         let mut exit = exit.inspect_err(|_| report_summary(&engine, &mut pipeline, &cache))?;
-        if matches!(exit, RegionExit::Fault { from_jit: true, .. }) && process.catches_memory_faults() {
+        if let (RegionExit::Fault { from_jit: true, .. }, Some(entry)) = (&exit, entry) {
             // Not exact from the JIT: the interpreter replays the region
             // (run alone: see `exact_faults`) and stops at the fault; the
             // JIT counted that part already (instrumentation).
