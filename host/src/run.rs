@@ -55,7 +55,8 @@ impl RunError {
 /// produced and cost.
 #[derive(Default)]
 struct Cache {
-    regions: HashMap<u64, Rc<Region>>,
+    /// Each region with the guest byte ranges its instructions came from.
+    regions: HashMap<u64, (Rc<Region>, Vec<(u64, u64)>)>,
     translated: u64,
     guest_insns: u64,
     ir_insts: u64,
@@ -77,7 +78,7 @@ impl Cache {
             *n += 1;
             *n - 1
         });
-        if let Some(r) = self.regions.get(&rip) {
+        if let Some((r, _)) = self.regions.get(&rip) {
             return Ok(r.clone());
         }
         let started = std::time::Instant::now();
@@ -87,18 +88,15 @@ impl Cache {
         self.guest_insns += region.guest_insns().count() as u64;
         self.ir_insts += region.blocks.iter().map(|b| b.insts.len() as u64).sum::<u64>();
         tracing::trace!(entry = format_args!("{rip:#x}"), "translated region\n{}", aarchx_ir::print::print(&region));
-        self.regions.insert(rip, region.clone());
+        self.regions.insert(rip, (region.clone(), region.guest_ranges()));
         Ok(region)
     }
 
-    /// Drops every region whose entry lies in `[start, start + len)`.
-    /// Regions are at most a few hundred bytes, so a region starting just
-    /// before `start` may overlap it too: those are dropped as well.
+    /// Drops every region with an instruction in `[start, start + len)`
+    /// (a superblock's instructions may lie far from its entry).
     fn invalidate(&mut self, start: u64, len: u64) {
-        const MAX_REGION_BYTES: u64 = 1024 * 15;
-        let lo = start.saturating_sub(MAX_REGION_BYTES);
-        let hi = start.saturating_add(len);
-        self.regions.retain(|entry, _| !(lo..hi).contains(entry));
+        let end = start.saturating_add(len);
+        self.regions.retain(|_, (_, ranges)| !ranges.iter().any(|&(s, e)| s < end && start < e));
     }
 }
 

@@ -155,7 +155,7 @@ fn lift(code: &[u8]) -> (Region, Region) {
     let guest = Bytes(code.to_vec());
     let context = PassContext { code: &guest, config: &config };
     let mut region = Region::new(BASE);
-    Decode { max_insns: 16 }.run(&context, &mut region).unwrap();
+    Decode { max_insns: 16, follow: false }.run(&context, &mut region).unwrap();
     let lifted = region.clone();
     let passes: [&mut dyn Pass; 7] = [
         &mut StateForward,

@@ -34,7 +34,7 @@ fn optimise(code: Vec<u8>) -> Region {
     let guest = Bytes(code);
     let context = PassContext { code: &guest, config: &config };
     let mut region = Region::new(BASE);
-    Decode { max_insns: 16 }.run(&context, &mut region).unwrap();
+    Decode { max_insns: 16, follow: false }.run(&context, &mut region).unwrap();
     let passes: [&mut dyn Pass; 4] = [&mut StateForward, &mut CondFusion, &mut DeadFlags { lookahead: 16 }, &mut Dce];
     for p in passes {
         p.run(&context, &mut region).unwrap();

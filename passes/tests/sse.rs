@@ -39,7 +39,7 @@ fn lift_region(code: Vec<u8>, max_insns: usize) -> Region {
     let guest = Bytes(code);
     let context = PassContext { code: &guest, config: &config };
     let mut region = Region::new(BASE);
-    Decode { max_insns }.run(&context, &mut region).unwrap();
+    Decode { max_insns, follow: false }.run(&context, &mut region).unwrap();
     verify(&region).unwrap_or_else(|e| panic!("{e}\n{}", print(&region)));
     region
 }

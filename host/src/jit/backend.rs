@@ -143,7 +143,7 @@ impl Jit {
         self.blocks.push(Some(BlockInfo {
             guest: region.entry,
             code,
-            ranges: guest_ranges(region),
+            ranges: region.guest_ranges(),
             stubs,
             incoming: Vec::new(),
             journal: options.journal,
@@ -297,23 +297,4 @@ impl Jit {
         unsafe { journal::rollback(self.ctx.journal()) };
         self.ctx.journal_reset();
     }
-}
-
-/// The guest byte ranges of a region's instructions, merged when
-/// adjacent; the entry byte alone for a region without `insn` marks.
-fn guest_ranges(region: &Region) -> Vec<(u64, u64)> {
-    let mut ranges: Vec<(u64, u64)> =
-        region.guest_insns().map(|(a, len)| (a, a.saturating_add(u64::from(len.max(1))))).collect();
-    if ranges.is_empty() {
-        ranges.push((region.entry, region.entry.saturating_add(1)));
-    }
-    ranges.sort_unstable();
-    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
-    for (s, e) in ranges {
-        match merged.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => merged.push((s, e)),
-        }
-    }
-    merged
 }

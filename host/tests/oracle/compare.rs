@@ -60,7 +60,7 @@ pub fn lift(runner: &Runner) -> Result<Region, String> {
         let mut region = Region::new(code.addr);
         let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
         let cx = PassContext { code: &code, config: &config };
-        let result = Decode { max_insns: 1 }
+        let result = Decode { max_insns: 1, follow: false }
             .run(&cx, &mut region)
             .map_err(|e| format!("decode pass failed: {e}"))
             .and_then(|()| aarchx_ir::verify::verify(&region).map_err(|e| format!("invalid IR: {e}")))

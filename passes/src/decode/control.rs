@@ -1,6 +1,8 @@
 //! Control flow: condition codes, jcc/setcc/cmovcc, jmp, call, ret, loop
-//! forms. Every branch ends the region with an exit the dispatcher (or
-//! block chaining) follows.
+//! forms. A conditional or indirect branch ends the region with an exit
+//! the dispatcher (or block chaining) follows; a direct `jmp` or `call`
+//! and a `ret` hand their transfer to the decode pass, which may follow
+//! it within the region (see `super::Decode`).
 
 use aarchx_ir::{ExitKind, IntCond, Opcode, Reg, Type, Value};
 use iced_x86::{ConditionCode, OpKind, Register};
@@ -91,10 +93,12 @@ impl L<'_, '_> {
 
     pub fn jmp(&mut self) -> Outcome {
         match self.indirect_target() {
-            Some(t) => self.b.exit_indirect(ExitKind::Jump, t),
-            None => self.b.exit(ExitKind::Jump, self.i.near_branch_target()),
+            Some(t) => {
+                self.b.exit_indirect(ExitKind::Jump, t);
+                Outcome::End
+            }
+            None => Outcome::Jump(self.i.near_branch_target()),
         }
-        Outcome::End
     }
 
     pub fn call(&mut self) -> Outcome {
@@ -102,10 +106,12 @@ impl L<'_, '_> {
         let ret = self.c(Type::I64, self.i.next_ip());
         self.push(ret);
         match target {
-            Some(t) => self.b.exit_indirect(ExitKind::Call, t),
-            None => self.b.exit(ExitKind::Call, self.i.near_branch_target()),
+            Some(t) => {
+                self.b.exit_indirect(ExitKind::Call, t);
+                Outcome::End
+            }
+            None => Outcome::Call { target: self.i.near_branch_target(), ret: self.i.next_ip() },
         }
-        Outcome::End
     }
 
     /// ret and ret imm16.
@@ -117,8 +123,7 @@ impl L<'_, '_> {
             let nsp = self.bin(Opcode::Add, Type::I64, sp, n);
             self.b.set(Reg::RSP, nsp);
         }
-        self.b.exit_indirect(ExitKind::Ret, target);
-        Outcome::End
+        Outcome::Ret(target)
     }
 
     /// loop, loope, loopne: decrement rcx (no flags) and branch.

@@ -2,7 +2,7 @@
 //! listed here (or refused by its method) is unsupported and raises SIGILL.
 
 use aarchx_ir::cond::Helper;
-use aarchx_ir::{Builder, Reg, TrapKind};
+use aarchx_ir::{Builder, Reg, TrapKind, Value};
 use iced_x86::{ConditionCode, Instruction, Mnemonic, OpKind};
 
 use super::operand::L;
@@ -13,6 +13,16 @@ use super::string::StrOp;
 pub enum Outcome {
     /// Lifted; the region may continue with the next instruction.
     Next,
+    /// Lifted up to its transfer to a direct target (a `jmp`): the decode
+    /// pass continues there or ends the region with an exit to it.
+    Jump(u64),
+    /// Lifted up to the transfer of a direct `call` (the return address
+    /// pushed): the decode pass continues at `target` or exits to it.
+    Call { target: u64, ret: u64 },
+    /// Lifted up to the transfer of a `ret` to the popped address: the
+    /// decode pass ends the region with an indirect exit to it, or checks
+    /// it against the return address of a call it followed.
+    Ret(Value),
     /// Lifted, and it ended the region (a branch, syscall or trap).
     End,
     /// Not implemented: the region ends with SIGILL at this instruction.

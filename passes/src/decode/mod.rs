@@ -2,6 +2,14 @@
 //! and emits IR with exact x86 semantics, one guest instruction at a time,
 //! until a control-flow instruction or the instruction limit ends the region.
 //!
+//! With `follow` on, a region is a superblock: a direct `jmp` or `call`
+//! does not end it, decoding goes on at the target (unless the target is
+//! already in the region, or not readable code), and a `ret` after a
+//! followed `call` compares the popped address with that call's return
+//! address: equal, decoding goes on there in the same region; different,
+//! the region leaves through an indirect exit as an unfollowed `ret`
+//! does. Conditional and indirect branches still end the region.
+//!
 //! This is the one place x86 semantics are defined; the interpreter and the
 //! JIT only execute the IR. An instruction the lifter does not implement
 //! becomes `trap ill` at its address, so the guest gets SIGILL there.
@@ -17,7 +25,7 @@ mod string;
 mod system;
 mod x87;
 
-use aarchx_ir::{Builder, ExitKind, Region, TrapKind};
+use aarchx_ir::{Builder, ExitKind, IntCond, Region, TrapKind, Type, Value};
 use aarchx_pass::{OptionSpec, OptionValue, Options, Pass, PassContext, PassError, PassInfo, Stage};
 use iced_x86::{Decoder, DecoderOptions, Instruction};
 
@@ -28,23 +36,63 @@ pub static INFO: PassInfo = PassInfo {
     name: "decode",
     stage: Stage::Decode,
     doc: "Lifts guest x86-64 code into IR, up to the first control-flow instruction.",
-    options: &[OptionSpec {
-        name: "max_insns",
-        default: || OptionValue::Int(64),
-        doc: "Most guest instructions in one region (1 to 1024).",
-    }],
+    options: &[
+        OptionSpec {
+            name: "max_insns",
+            default: || OptionValue::Int(64),
+            doc: "Most guest instructions in one region (1 to 1024).",
+        },
+        OptionSpec {
+            name: "follow",
+            default: || OptionValue::Bool(true),
+            doc: "Superblocks: go on decoding at the target of a direct jmp or call, and after a ret \
+                  that returns to a followed call (checked), instead of ending the region.",
+        },
+    ],
     create: |o| Box::new(Decode::new(o)),
 };
 
 /// The lifter pass.
 pub struct Decode {
     pub max_insns: usize,
+    /// Follow direct jumps, calls and their returns (superblocks).
+    pub follow: bool,
 }
 
 impl Decode {
     pub fn new(options: &Options) -> Decode {
-        Decode { max_insns: options.int("max_insns").clamp(1, 1024) as usize }
+        Decode { max_insns: options.int("max_insns").clamp(1, 1024) as usize, follow: options.bool("follow") }
     }
+}
+
+/// Most followed calls awaiting their `ret` in one region.
+const MAX_CALL_DEPTH: usize = 8;
+
+/// What the decode loop follows: the instructions decoded so far and the
+/// return addresses of the calls it followed, innermost last.
+struct Trace {
+    decoded: Vec<u64>,
+    returns: Vec<u64>,
+}
+
+impl Trace {
+    /// Whether decoding may go on at `target`: code not yet in the region
+    /// that can be read (an unreadable target is the next region's fault).
+    fn can_follow(&self, cx: &PassContext<'_>, target: u64) -> bool {
+        !self.decoded.contains(&target) && cx.code.read(target, &mut [0u8; 1]) == 1
+    }
+}
+
+/// Ends the block at a `ret` to `target` that should come back to `ret`:
+/// an indirect exit unless it does, then the block where decoding goes on.
+fn check_return(b: &mut Builder<'_>, target: Value, ret: u64) {
+    let expected = b.iconst(Type::I64, ret);
+    let hit = b.icmp(IntCond::Eq, Type::I64, target, expected);
+    let (cont, miss) = (b.create_block(), b.create_block());
+    b.brif(hit, cont, miss);
+    b.switch_to(miss);
+    b.exit_indirect(ExitKind::Ret, target);
+    b.switch_to(cont);
 }
 
 /// Longest x86 instruction.
@@ -55,7 +103,9 @@ impl Pass for Decode {
         let mut pc = region.entry;
         let mut b = Builder::new(region);
         let mut insn = Instruction::default();
+        let mut trace = Trace { decoded: Vec::new(), returns: Vec::new() };
         for n in 0..self.max_insns {
+            trace.decoded.push(pc);
             let mut bytes = [0u8; MAX_INSN_LEN];
             let got = cx.code.read(pc, &mut bytes);
             let mut decoder = Decoder::with_ip(64, &bytes[..got], pc, DecoderOptions::NONE);
@@ -78,6 +128,31 @@ impl Pass for Decode {
             let nblocks = b.region.blocks.len();
             match lift::lift(&mut b, &insn) {
                 Outcome::Next => pc = insn.next_ip(),
+                Outcome::Jump(target) if self.follow && trace.can_follow(cx, target) => pc = target,
+                Outcome::Jump(target) => {
+                    b.exit(ExitKind::Jump, target);
+                    return Ok(());
+                }
+                Outcome::Call { target, ret }
+                    if self.follow && trace.returns.len() < MAX_CALL_DEPTH && trace.can_follow(cx, target) =>
+                {
+                    trace.returns.push(ret);
+                    pc = target;
+                }
+                Outcome::Call { target, .. } => {
+                    b.exit(ExitKind::Call, target);
+                    return Ok(());
+                }
+                Outcome::Ret(target) => match trace.returns.pop() {
+                    Some(ret) if !trace.decoded.contains(&ret) => {
+                        check_return(&mut b, target, ret);
+                        pc = ret;
+                    }
+                    _ => {
+                        b.exit_indirect(ExitKind::Ret, target);
+                        return Ok(());
+                    }
+                },
                 Outcome::End => return Ok(()),
                 Outcome::Unsupported => {
                     // Drop whatever was emitted for it: the guest state must

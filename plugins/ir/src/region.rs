@@ -148,6 +148,26 @@ impl Region {
             .filter(|d| d.op == Opcode::Insn)
             .map(|d| (d.imm64(), d.aux))
     }
+
+    /// The guest byte ranges `[start, end)` the region's instructions came
+    /// from, sorted and merged when they touch; the entry byte alone for a
+    /// region without `insn` marks. A superblock has several.
+    pub fn guest_ranges(&self) -> Vec<(u64, u64)> {
+        let mut ranges: Vec<(u64, u64)> =
+            self.guest_insns().map(|(a, len)| (a, a.saturating_add(u64::from(len.max(1))))).collect();
+        if ranges.is_empty() {
+            ranges.push((self.entry, self.entry.saturating_add(1)));
+        }
+        ranges.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+        for (s, e) in ranges {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        merged
+    }
 }
 
 /// Appends instructions to a region, one current block at a time.

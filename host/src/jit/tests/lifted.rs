@@ -37,7 +37,7 @@ fn lift(program: Program, model: MemoryModel) -> (Region, usize) {
     let config = TranslationConfig { memory_model: model, tso_vector: true };
     let context = PassContext { code: &code, config: &config };
     let mut region = Region::new(CODE);
-    Decode { max_insns: 64 }.run(&context, &mut region).expect("lifts");
+    Decode { max_insns: 64, follow: false }.run(&context, &mut region).expect("lifts");
     aarchx_ir::verify::verify(&region).expect("verifies");
     (region, count)
 }
