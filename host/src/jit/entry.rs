@@ -5,11 +5,14 @@
 //! pair x29/x30, d8-d15), records the stack pointer in the context's
 //! `entry_sp` (where a guest fault re-enters the exit sequence), pins
 //! `state` in x28 and `ctx` in x27, loads the chain budget into x26 and
-//! branches to `code`. Translated blocks never
-//! return with `ret`: each one ends by branching to the trampoline's exit
-//! sequence with its exit code in x0 and the stack pointer back where the
-//! block found it; the exit sequence restores the registers and returns
-//! to Rust.
+//! the pinned guest registers from the state, and branches to `code`.
+//! Translated blocks never return with `ret`: each one ends by branching
+//! to the trampoline's exit sequence with its exit code in x0 and the
+//! stack pointer back where the block found it; the exit sequence stores
+//! the pinned guest registers back into the state, restores the
+//! registers and returns to Rust. A guest fault enters the exit sequence
+//! past the stores (the fault exit): the pinned registers may hold
+//! anything by then, and the dispatcher restores the state it saved.
 //!
 //! The registers it pins are declared in [`super::regs`].
 
@@ -20,6 +23,7 @@ use aarchx_ir::GuestState;
 
 use super::cache::CodeCache;
 use super::context::{JitContext, OFF_BUDGET, OFF_ENTRY_SP};
+use super::regs::{PINNED, STATE_REG};
 
 type EnterFn = unsafe extern "C" fn(*mut GuestState, *mut JitContext, usize) -> u64;
 
@@ -28,6 +32,8 @@ type EnterFn = unsafe extern "C" fn(*mut GuestState, *mut JitContext, usize) -> 
 pub struct Trampoline {
     enter: usize,
     exit: usize,
+    /// The exit sequence past the pinned registers' stores.
+    fault_exit: usize,
     /// The code cache it enters: where translated code runs.
     cache: std::ops::Range<usize>,
 }
@@ -55,9 +61,18 @@ impl Trampoline {
             ; mov x9, sp
             ; str x9, [x27, #OFF_ENTRY_SP]
             ; ldr x26, [x27, #OFF_BUDGET]
-            ; br x2
         );
+        for (reg, host) in PINNED {
+            let off = GuestState::offset_of(reg) as u32;
+            dynasm!(ops; .arch aarch64; ldr X(host), [X(STATE_REG), #off]);
+        }
+        dynasm!(ops; .arch aarch64; br x2);
         let exit = ops.offset().0;
+        for (reg, host) in PINNED {
+            let off = GuestState::offset_of(reg) as u32;
+            dynasm!(ops; .arch aarch64; str X(host), [X(STATE_REG), #off]);
+        }
+        let fault_exit = ops.offset().0;
         dynasm!(ops
             ; .arch aarch64
             ; ldp d14, d15, [sp], #16
@@ -74,7 +89,7 @@ impl Trampoline {
         );
         let code = ops.finalize().map_err(|e| e.to_string())?;
         let enter = cache.push(at, &code).ok_or("no room for the trampoline")?;
-        Ok(Trampoline { enter, exit: enter + exit, cache: cache.range() })
+        Ok(Trampoline { enter, exit: enter + exit, fault_exit: enter + fault_exit, cache: cache.range() })
     }
 
     /// Where blocks branch to leave (exit code in x0).
@@ -94,7 +109,7 @@ impl Trampoline {
         // SAFETY: `enter` is the address of the code generated above,
         // which follows the C calling convention of `EnterFn`.
         let f = unsafe { std::mem::transmute::<usize, EnterFn>(self.enter) };
-        crate::signals::jit_enter(self.cache.clone(), self.exit, std::ptr::addr_of!(ctx.entry_sp));
+        crate::signals::jit_enter(self.cache.clone(), self.fault_exit, std::ptr::addr_of!(ctx.entry_sp));
         // SAFETY: the caller's contract; the code preserves every register
         // AAPCS64 requires and returns through the exit sequence.
         let code = unsafe { f(state, ctx, code) };

@@ -1,18 +1,27 @@
 //! The host registers translated code pins, shared by the entry
 //! trampoline (which loads them) and the lowering (which addresses
 //! through them): x28 the guest state, x27 the [`super::context::JitContext`],
-//! x26 the chain budget. x0-x17, x19-x25 and v0-v7, v16-v31 are for the
+//! x26 the chain budget, and the guest GPRs of [`PINNED`]. x0-x17, the
+//! callee-saved registers not pinned and v0-v7, v16-v31 are for the
 //! lowering (its fixed operands, temporaries and the register allocator's
 //! pools, see `lower/alloc.rs`); x18 (the platform register) is never
 //! touched.
 //!
-//! No guest register is pinned to a host register: the guest state
-//! struct is the home of every guest register while translated code runs
-//! (each IR `set` stores to it where it stands in the block; `rip` is
-//! the exception, written only at exits and before helper calls), and
-//! host registers hold only IR temporaries. Code that rebuilds the guest
-//! state at a fault (signal delivery) reads the registers from the state
-//! struct, never from the host signal context.
+//! The guest GPRs of [`PINNED`] live in host registers while translated
+//! code runs, across chained and cache-linked blocks alike: the
+//! trampoline loads them from the state struct on entry and stores them
+//! back on the way out to Rust, so whenever Rust looks at the state
+//! struct (the dispatcher, system calls, signal delivery, verify mode)
+//! it holds every register. A helper `call` writes back the pinned
+//! registers its helper reads and reloads the ones it writes. The other
+//! guest registers, the flags and `rip` live in the state struct, each
+//! IR `set` storing to it where it stands (`rip` only at exits and before
+//! helper calls). A fault in translated code leaves through the
+//! trampoline's fault exit, which does not store the pinned registers:
+//! the dispatcher replays the region from the state it saved before the
+//! run, or the process dies of the signal.
+
+use aarchx_ir::Reg;
 
 /// Register holding the `*mut GuestState` in translated code.
 pub const STATE_REG: u8 = 28;
@@ -20,3 +29,28 @@ pub const STATE_REG: u8 = 28;
 pub const CTX_REG: u8 = 27;
 /// Register counting the chained transitions left.
 pub const BUDGET_REG: u8 = 26;
+
+/// Guest GPRs kept in host registers (guest register, host register),
+/// the most used first. All are callee-saved in AAPCS64, so calls into
+/// Rust preserve them; x29 is free because translated code keeps no
+/// frame chain (the trampoline saves and restores it).
+pub const PINNED: [(Reg, u8); 8] = [
+    (Reg::RSP, 19),
+    (Reg::RAX, 20),
+    (Reg::RDI, 21),
+    (Reg::RSI, 22),
+    (Reg::RDX, 23),
+    (Reg::RCX, 24),
+    (Reg::RBX, 25),
+    (Reg::RBP, 29),
+];
+
+/// The host register guest register `reg` is pinned to, if it is.
+pub fn pinned(reg: Reg) -> Option<u8> {
+    PINNED.iter().find(|(g, _)| *g == reg).map(|&(_, h)| h)
+}
+
+/// Whether host register `x` holds a pinned guest register.
+pub fn is_pinned_host(x: u8) -> bool {
+    PINNED.iter().any(|&(_, h)| h == x)
+}

@@ -13,19 +13,33 @@
 //!   register or base + scaled index; an acquire/release access takes
 //!   only an `iadd` of 0, as its bare base register; a `trunc` of an
 //!   `lshr` by a constant is one `ubfx`);
-//! - a value used only inside the block that defines it gets a register
-//!   of its class (integers up to 64 bits in X registers, floats and
-//!   vectors in V registers) for the interval from its definition to its
-//!   last use, when one is free; values live across a helper `call`
-//!   prefer the callee-saved x19-x25;
-//! - everything else (values used in other blocks, i128s, values that
-//!   found no free register) keeps a 16-byte frame slot.
+//! - a `get` of a pinned guest register (see `crate::jit::regs`) is the
+//!   pinned host register itself, when nothing writes that guest register
+//!   while the value is live (no `set` of it, no helper `call` that writes
+//!   it): anywhere in the region if nothing writes it at all, else when
+//!   no write lies between its definition and its last use in layout
+//!   order and every path between the two runs inside that span (the same
+//!   condition as for a register across blocks, below);
+//! - a value gets a register of its class (integers up to 64 bits in X
+//!   registers, floats and vectors in V registers) for the interval from
+//!   its definition to its last use in layout order, when one is free;
+//!   values live across a helper `call` prefer callee-saved registers. A
+//!   value used in another block than its own gets one only when every
+//!   branch of the region goes to a later block (superblocks and the
+//!   lifter's branches do; a `rep` loop does not): then every path from a
+//!   definition to a use runs inside its interval;
+//! - everything else (values used in other blocks of a region with a
+//!   backward branch, i128s, values that found no free register) keeps a
+//!   16-byte frame slot.
 //!
 //! A register is released only after its value's last use, so an op's
 //! result register always differs from its operands' registers, the
 //! contract of the op emitters.
 
-use aarchx_ir::{InstData, MemFlags, Opcode, Region, Type, Value};
+use aarchx_ir::cond::Helper;
+use aarchx_ir::{InstData, MemFlags, Opcode, Reg, Region, Type, Value};
+
+use crate::jit::regs::{is_pinned_host, pinned};
 
 /// Where a value lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,8 +75,9 @@ pub enum Fold {
 /// layer's and the call arguments, x9-x11 the emitters' temporaries,
 /// x16/x17 the intra-procedure scratch.
 pub const X_CALLER: [u8; 7] = [6, 7, 8, 12, 13, 14, 15];
-/// Callee-saved X registers (saved by the entry trampoline).
-pub const X_CALLEE: [u8; 7] = [19, 20, 21, 22, 23, 24, 25];
+/// Callee-saved X registers (saved by the entry trampoline); those that
+/// hold a pinned guest register are not handed out.
+const X_CALLEE: [u8; 7] = [19, 20, 21, 22, 23, 24, 25];
 /// V registers the allocator hands out (v0-v3 are the slot layer's,
 /// v16-v18 the temporaries; v8-v15 are callee-saved in their low half
 /// only and left alone). All are caller-saved.
@@ -120,6 +135,30 @@ fn address_fold(d: &InstData) -> Option<(u32, bool)> {
         bits @ (8 | 16 | 32 | 64) if d.ty.is_int() => Some(((bits / 8).trailing_zeros(), plain)),
         _ => None,
     }
+}
+
+/// Positions (layout order) at which each pinned guest register is
+/// written in `r` (by a `set`, or by a helper `call` that writes it), by
+/// guest register number.
+fn pinned_write_positions(r: &Region, pos: &[u32]) -> Vec<Vec<u32>> {
+    let mut at = vec![Vec::new(); 16];
+    for block in &r.blocks {
+        for &v in &block.insts {
+            let d = r.inst(v);
+            let set = [d.reg()];
+            let written: &[Reg] = match d.op {
+                Opcode::Set => &set,
+                Opcode::Call => Helper::from_u16(d.aux).map_or(&[], Helper::writes),
+                _ => &[],
+            };
+            for &reg in written {
+                if pinned(reg).is_some() {
+                    at[usize::from(reg.0)].push(pos[v.index()]);
+                }
+            }
+        }
+    }
+    at
 }
 
 /// Decides folds and homes for `r`. `uses` counts each value's readers;
@@ -241,10 +280,15 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
         .map(|v| pos[v.index()])
         .collect();
 
+    let writes = pinned_write_positions(r, &pos);
+    let forward =
+        r.blocks.iter().enumerate().all(|(b, block)| {
+            block.insts.last().is_none_or(|t| r.inst(*t).successors().iter().all(|&s| s as usize > b))
+        });
     let mut home = vec![Home::None; n];
     let mut frame = 0u32;
     let mut free_caller: Vec<u8> = X_CALLER.iter().rev().copied().collect();
-    let mut free_callee: Vec<u8> = X_CALLEE.iter().rev().copied().collect();
+    let mut free_callee: Vec<u8> = X_CALLEE.iter().rev().copied().filter(|&x| !is_pinned_host(x)).collect();
     let mut free_v: Vec<u8> = V_POOL.iter().rev().copied().collect();
     let mut active: Vec<(u32, Home)> = Vec::new();
     for block in &r.blocks {
@@ -271,8 +315,17 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
                 continue;
             }
             let e = end[v.index()];
+            if d.op == Opcode::Get {
+                if let Some(host) = pinned(d.reg()) {
+                    let w = &writes[usize::from(d.reg().0)];
+                    if w.is_empty() || ((forward || !cross[v.index()]) && !w.iter().any(|&p| at < p && p < e)) {
+                        home[v.index()] = Home::X(host);
+                        continue;
+                    }
+                }
+            }
             let reg = match class(r.value_type(v)) {
-                _ if cross[v.index()] => None,
+                _ if cross[v.index()] && !forward => None,
                 Some(true) => {
                     let over_call = calls.iter().any(|&c| at < c && c < e);
                     let (first, second) = if over_call {

@@ -1,5 +1,7 @@
 //! Guest state and guest memory: `get`/`set` are loads and stores at the
-//! register's offset from x28; `load`/`store` are host accesses at the
+//! register's offset from x28, or moves from and to the host register of
+//! a pinned guest register (nothing at all for a `get` the allocator made
+//! that register's alias); `load`/`store` are host accesses at the
 //! guest address (identity mapping). Ordered accesses (x86-TSO, set by
 //! the memory-order lowering) use `ldar`/`stlr` for scalars and a plain
 //! vector access fenced by `dmb` for 128-bit ones. `atomic_rmw` and
@@ -20,7 +22,7 @@ use super::frame::T0;
 use super::{a64, Decline, Lowerer};
 use crate::jit::context::{OFF_JOURNAL_CUR, OFF_JOURNAL_END, OFF_JOURNAL_GROW};
 use crate::jit::journal::ENTRY_SIZE;
-use crate::jit::regs::{CTX_REG, STATE_REG};
+use crate::jit::regs::{pinned, CTX_REG, STATE_REG};
 
 /// How a plain guest access addresses memory (registers by number).
 #[derive(Clone, Copy, Debug)]
@@ -57,6 +59,11 @@ impl Lowerer<'_> {
 
     fn get(&mut self, v: Value, d: &InstData) -> bool {
         let reg = d.reg();
+        if let Some(host) = pinned(reg) {
+            // Nothing to do when the value's home is the register itself.
+            self.stx(host, v);
+            return true;
+        }
         let Some(ty) = reg.ty() else { return false };
         let off = GuestState::offset_of(reg) as u32;
         if ty == Type::V128 {
@@ -82,6 +89,10 @@ impl Lowerer<'_> {
 
     fn set(&mut self, d: &InstData) -> bool {
         let reg = d.reg();
+        if let Some(host) = pinned(reg) {
+            self.ldx(host, d.arg(0));
+            return true;
+        }
         let Some(ty) = reg.ty() else { return false };
         let off = GuestState::offset_of(reg) as u32;
         if ty == Type::V128 {

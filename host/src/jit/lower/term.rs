@@ -3,7 +3,9 @@
 //! `insn` writes `rip` only when the region has a `call` (a helper may
 //! read it), and lazily: the last mark's address is stored before a call
 //! and before each branch between IR blocks. Exits and traps always
-//! write `rip`.
+//! write `rip`. A helper `call` stores the pinned guest registers its
+//! helper reads into the state struct first and reloads the ones it
+//! writes after (see `crate::jit::regs`).
 //!
 //! An `exit` of kind jump or call becomes a chainable stub (see
 //! [`crate::jit::chain`]) unless the block is journaled; every other exit
@@ -12,7 +14,8 @@
 //! probes the indirect branch target cache ([`crate::jit::ibtc`]) and
 //! branches straight to the target's block when it is there.
 
-use aarchx_ir::{ExitKind, GuestState, InstData, Opcode, TrapKind};
+use aarchx_ir::cond::Helper;
+use aarchx_ir::{ExitKind, GuestState, InstData, Opcode, Reg, TrapKind};
 use dynasmrt::{DynasmApi, DynasmLabelApi};
 
 use super::alloc::Fold;
@@ -22,7 +25,7 @@ use crate::jit::context::{OFF_CALL_HELPER, OFF_IBTC};
 use crate::jit::exit::StubId;
 use crate::jit::exit::{exit_code, trap_code};
 use crate::jit::ibtc;
-use crate::jit::regs::{BUDGET_REG, CTX_REG, STATE_REG};
+use crate::jit::regs::{pinned, BUDGET_REG, CTX_REG, STATE_REG};
 
 const OFF_RIP: u32 = GuestState::OFFSET_RIP as u32;
 
@@ -36,13 +39,16 @@ impl Lowerer<'_> {
             }
             Opcode::Call => {
                 self.flush_rip();
-                let helper = u32::from(d.aux);
+                let helper = Helper::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
+                self.pinned_to_state(helper.reads(), true);
+                let id = u32::from(d.aux);
                 a64!(self.ops
-                    ; movz w0, #helper
+                    ; movz w0, #id
                     ; mov x1, X(STATE_REG)
                     ; mov x2, X(CTX_REG)
                 );
                 self.call_ctx(OFF_CALL_HELPER);
+                self.pinned_to_state(helper.writes(), false);
             }
             Opcode::Jump => {
                 self.flush_rip();
@@ -102,6 +108,20 @@ impl Lowerer<'_> {
             _ => return Err(self.decline(d)),
         }
         Ok(())
+    }
+
+    /// Stores (`store`) the pinned registers among `regs` into the state
+    /// struct, or loads them from it.
+    fn pinned_to_state(&mut self, regs: &[Reg], store: bool) {
+        for &reg in regs {
+            let Some(host) = pinned(reg) else { continue };
+            let off = GuestState::offset_of(reg) as u32;
+            if store {
+                a64!(self.ops; str X(host), [X(STATE_REG), #off]);
+            } else {
+                a64!(self.ops; ldr X(host), [X(STATE_REG), #off]);
+            }
+        }
     }
 
     /// Writes the pending `insn` address to `rip`.
