@@ -1,7 +1,8 @@
 //! The JIT context: the `#[repr(C)]` struct translated code reaches
-//! through x27. It holds the addresses of the Rust helpers generated code
-//! calls (so a call is one load and a `blr`), the journal cursor, the
-//! chain budget and the helper closure of the current run. Field offsets
+//! through x27. It holds the x86 parity table (a flag's PF in one load),
+//! the addresses of the Rust helpers generated code calls (so a call is
+//! one load and a `blr`), the journal cursor, the chain budget and the
+//! helper closure of the current run. Field offsets
 //! are the contract with [`super::lower`]; a test pins them.
 
 use std::ffi::c_void;
@@ -20,6 +21,9 @@ pub type HelperFn<'a> = &'a mut dyn FnMut(Helper, &mut GuestState);
 /// Reached by translated code through x27.
 #[repr(C)]
 pub struct JitContext {
+    /// x86's PF of each byte value: 1 when it has an even number of set
+    /// bits. First, so `ldrb wd, [x27, xbyte]` reads it.
+    pub parity: [u8; 256],
     /// `call HELPER`: `(helper, state, ctx)`.
     pub call_helper: unsafe extern "C" fn(u32, *mut GuestState, *mut JitContext),
     /// x86 NaN fix-up of a float result: `(desc, a, b, result)`.
@@ -46,6 +50,7 @@ pub struct JitContext {
     journal: Vec<JournalEntry>,
 }
 
+pub const OFF_PARITY: u32 = offset_of!(JitContext, parity) as u32;
 pub const OFF_CALL_HELPER: u32 = offset_of!(JitContext, call_helper) as u32;
 pub const OFF_FIX_NAN: u32 = offset_of!(JitContext, fix_nan) as u32;
 pub const OFF_INT128: u32 = offset_of!(JitContext, int128) as u32;
@@ -62,6 +67,7 @@ const JOURNAL_INITIAL: usize = 256;
 impl JitContext {
     pub fn new() -> JitContext {
         let mut ctx = JitContext {
+            parity: std::array::from_fn(|b| u8::from((b as u8).count_ones() % 2 == 0)),
             call_helper: runtime::call_helper,
             fix_nan: runtime::fix_nan,
             int128: runtime::int128,
@@ -121,15 +127,25 @@ mod tests {
 
     #[test]
     fn layout_is_pinned() {
-        assert_eq!(OFF_CALL_HELPER, 0);
-        assert_eq!(OFF_FIX_NAN, 8);
-        assert_eq!(OFF_INT128, 16);
-        assert_eq!(OFF_JOURNAL_GROW, 24);
-        assert_eq!(OFF_JOURNAL_CUR, 32);
-        assert_eq!(OFF_JOURNAL_END, 40);
-        assert_eq!(OFF_BUDGET, 48);
-        assert_eq!(OFF_ENTRY_SP, 64);
-        assert_eq!(OFF_IBTC, 72);
+        assert_eq!(OFF_PARITY, 0);
+        assert_eq!(OFF_CALL_HELPER, 256);
+        assert_eq!(OFF_FIX_NAN, 264);
+        assert_eq!(OFF_INT128, 272);
+        assert_eq!(OFF_JOURNAL_GROW, 280);
+        assert_eq!(OFF_JOURNAL_CUR, 288);
+        assert_eq!(OFF_JOURNAL_END, 296);
+        assert_eq!(OFF_BUDGET, 304);
+        assert_eq!(OFF_ENTRY_SP, 320);
+        assert_eq!(OFF_IBTC, 328);
+    }
+
+    #[test]
+    fn parity_table_is_x86_pf() {
+        let ctx = JitContext::new();
+        // PF is set for an even number of one bits in the low byte.
+        for (byte, pf) in [(0x00, 1), (0x01, 0), (0x03, 1), (0x07, 0), (0xfe, 0), (0xff, 1), (0x80, 0)] {
+            assert_eq!(ctx.parity[byte], pf, "byte {byte:#x}");
+        }
     }
 
     #[test]

@@ -15,7 +15,11 @@ use dynasmrt::{DynasmApi, DynasmLabelApi};
 use super::alloc::Fold;
 use super::frame::{Cc, Width, T0, T1, T2};
 use super::{a64, Decline, Lowerer};
-use crate::jit::context::OFF_INT128;
+use crate::jit::context::{OFF_INT128, OFF_PARITY};
+use crate::jit::regs::CTX_REG;
+
+// Parity reads the table as `[x27, byte]`.
+const _: () = assert!(OFF_PARITY == 0);
 use crate::jit::runtime::Int128Op;
 
 /// The arm64 condition of an integer compare (after `cmp a, b`).
@@ -484,15 +488,14 @@ impl Lowerer<'_> {
                 8 => a64!(self.ops; mov X(d), X(a)),
                 _ => return false,
             },
+            // The low byte's entry in the context's parity table.
             Opcode::Parity => {
                 if bits < 8 {
-                    a64!(self.ops; and XSP(d), X(a), #1);
+                    a64!(self.ops; and XSP(T0), X(a), #1);
                 } else {
-                    a64!(self.ops; and XSP(d), X(a), #0xff);
+                    a64!(self.ops; and XSP(T0), X(a), #0xff);
                 }
-                self.popcount(d, d);
-                a64!(self.ops; eor XSP(d), X(d), #1);
-                a64!(self.ops; and XSP(d), X(d), #1);
+                a64!(self.ops; ldrb W(d), [X(CTX_REG), X(T0)]);
             }
             _ => return false,
         }
