@@ -665,6 +665,13 @@ mod tests {
         let dir = put(&mut p, m + 1536, &name("dir"));
         assert_eq!(call(&mut p, Sysno::mkdir, &[dir, 0o755]).0, 0);
         assert!(host.join("dir").is_dir() && !mirror.join("dir").exists(), "a new name is made on the host");
+        std::os::unix::fs::symlink("/aarchx-nowhere", mirror.join("dangling")).unwrap();
+        let dangling = put(&mut p, m + 2048, &name("dangling"));
+        assert_eq!(call(&mut p, Sysno::lstat, &[dangling, m + 3072]).0, 0, "lstat keeps the root's link");
+        let mode = u32::from_le_bytes(get(&p, m + 3072 + 24, 4).try_into().unwrap());
+        assert_eq!(mode & libc::S_IFMT, libc::S_IFLNK);
+        let stat = call(&mut p, Sysno::stat, &[dangling, m + 3072]).0;
+        assert_eq!(stat, -i64::from(libc::ENOENT), "stat follows it nowhere, then finds no host file");
         std::fs::remove_dir_all(&base).unwrap();
     }
 
