@@ -25,7 +25,8 @@ Options:
                   sweeps without writing policy files.
   --rootfs DIR    The x86-64 guest root: a dynamic program's loader and
                   libraries come from it, and absolute paths the guest
-                  opens resolve inside it first, then on the host.
+                  names resolve inside it first (links and `..` kept
+                  inside it), then, when not there, on the host.
                   Default: $AARCHX_ROOTFS, else / when it holds an x86-64
                   /lib64/ld-linux-x86-64.so.2, else /usr/x86_64-linux-gnu.
   --argv0 NAME    The argv[0] the guest sees (default: PROGRAM as given).

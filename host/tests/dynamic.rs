@@ -113,3 +113,67 @@ fn dynamic_program_runs_with_its_loader_from_the_rootfs() {
     std::fs::remove_dir_all(&root).ok();
     assert_eq!(o, native, "stderr: {}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// The host's x86-64 program `name` (from /bin), when this host has an
+/// x86-64 userland to build a root from.
+fn host_x86_64_program(name: &str) -> Option<PathBuf> {
+    let is_x86_64 = |p: &Path| std::fs::read(p).is_ok_and(|d| d.len() > 20 && d[..4] == *b"\x7fELF" && d[18] == 62);
+    let prog = Path::new("/bin").join(name);
+    (is_x86_64(Path::new("/lib64/ld-linux-x86-64.so.2")) && is_x86_64(&prog)).then_some(prog)
+}
+
+/// Links in the root lead nowhere outside it: an absolute link starts
+/// again at the root, `..` (in the guest's path or a relative link's
+/// text) stops there. The guest reads the root's copy of a file that
+/// also exists, with other contents, at the same path on the host (where
+/// joining the paths as text would lead); a file only on the host is the
+/// host's; readlink gives a link's text as it is.
+#[test]
+fn links_and_dot_dot_in_the_rootfs_stay_inside_it() {
+    let (Some(cat), Some(readlink)) = (host_x86_64_program("cat"), host_x86_64_program("readlink")) else {
+        eprintln!("skipped: this host has no x86-64 cat and readlink to run in a rootfs");
+        return;
+    };
+    let host_dir = temp_dir("escape-host").canonicalize().expect("host dir");
+    std::fs::write(host_dir.join("message"), "the host's file\n").expect("host message");
+    std::fs::write(host_dir.join("host-only"), "only on the host\n").expect("host-only");
+    let root = temp_dir("escape-root");
+    let libc = Path::new("/lib/x86_64-linux-gnu/libc.so.6");
+    for (from, to) in [
+        (Path::new("/lib64/ld-linux-x86-64.so.2"), "lib64/ld-linux-x86-64.so.2"),
+        (libc, "usr/lib/x86_64-linux-gnu/libc.so.6"),
+    ] {
+        std::fs::create_dir_all(root.join(to).parent().expect("parent")).expect("root dirs");
+        std::fs::copy(from, root.join(to)).expect("copy into the root");
+    }
+    std::os::unix::fs::symlink("usr/lib", root.join("lib")).expect("lib link");
+    // The host directory's path, inside the root, with the root's message.
+    let mirror = root.join(host_dir.strip_prefix("/").expect("absolute"));
+    std::fs::create_dir_all(&mirror).expect("mirror");
+    std::fs::write(mirror.join("message"), "the root's file\n").expect("root message");
+    std::os::unix::fs::symlink(&host_dir, root.join("absolute")).expect("absolute link");
+    // More `..` than the root is deep: as text, they would reach the host's `/`.
+    let climb = "../".repeat(root.components().count() + 2);
+    std::os::unix::fs::symlink(&climb, root.join("usr/up")).expect("relative link");
+    let host = path_str(&host_dir);
+    let via_dot_dot = format!("/{climb}{}/message", &host[1..]);
+    let via_relative_link = format!("/usr/up{host}/message");
+    let guest_paths = ["/absolute/message", &via_dot_dot, &via_relative_link, &format!("{host}/host-only")];
+    let policy = common::repo_root().join("policies/interp.ron");
+    let args = ["--policy", path_str(&policy), "--rootfs", path_str(&root), path_str(&cat)];
+    let o = run(aarchx(&args).args(guest_paths));
+    let link = run(&mut aarchx(&[
+        "--policy",
+        path_str(&policy),
+        "--rootfs",
+        path_str(&root),
+        path_str(&readlink),
+        "/absolute",
+    ]));
+    std::fs::remove_dir_all(&root).ok();
+    std::fs::remove_dir_all(&host_dir).ok();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let expected = "the root's file\n".repeat(3) + "only on the host\n";
+    assert_eq!((String::from_utf8_lossy(&o.stdout).as_ref(), o.code), (expected.as_str(), Some(0)), "stderr: {stderr}");
+    assert_eq!(String::from_utf8_lossy(&link.stdout), format!("{host}\n"), "readlink: {:?}", link);
+}

@@ -23,7 +23,7 @@ use aarchx_ir::GuestState;
 
 use crate::mem::{Errno, GuestMemory, GUEST_PAGE};
 use elf::{Elf, ElfError, ElfKind};
-use rootfs::Rootfs;
+use rootfs::{LastLink, Rootfs};
 use stack::StackContents;
 
 /// The guest stack's size.
@@ -159,13 +159,20 @@ fn map_interpreter(
     root: &Rootfs,
 ) -> Result<(u64, u64), LoadError> {
     let interp = Path::new(OsStr::from_bytes(interp));
-    let path = root.inside(interp);
+    let looked_for = root.named(interp);
+    let not_found = || LoadError::NoInterpreter {
+        program: program.to_path_buf(),
+        interp: interp.to_path_buf(),
+        looked_for: looked_for.clone(),
+    };
+    let path = root.resolve(interp.as_os_str().as_bytes(), LastLink::Follow).map_err(|source| {
+        match source.raw_os_error() {
+            Some(libc::ENOENT | libc::ENOTDIR) => not_found(),
+            _ => LoadError::Read { path: looked_for.clone(), source },
+        }
+    })?;
     let data = read_file(&path).map_err(|e| match e {
-        LoadError::NotFound(_) => LoadError::NoInterpreter {
-            program: program.to_path_buf(),
-            interp: interp.to_path_buf(),
-            looked_for: path.clone(),
-        },
+        LoadError::NotFound(_) => not_found(),
         e => e,
     })?;
     let elf = elf::parse(&data).map_err(|reason| LoadError::NotRunnable { path: path.clone(), reason })?;

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use super::{Errno, Process};
+use crate::loader::rootfs::LastLink;
 
 const PATH_MAX: usize = 4096;
 /// The most argv or envp entries read from the guest (the kernel's limit
@@ -111,7 +112,7 @@ impl Process {
         let guest_path = self.mem.read_cstr(path, PATH_MAX)?;
         let argv = self.read_strings(argv)?;
         let envp = self.read_strings(envp)?;
-        let host_path = if self.is_proc_exe(&guest_path) { self.exe.clone() } else { self.host_path(&guest_path) };
+        let host_path = if self.is_proc_exe(&guest_path) { self.exe.clone() } else { self.host_path(&guest_path)? };
         host!(libc::SYS_faccessat, super::fs::AT_FDCWD, host_path.as_ptr() as u64, libc::X_OK as u64)?;
         let host = PathBuf::from(OsString::from_vec(host_path.as_bytes().to_vec()));
         if std::fs::metadata(&host).is_ok_and(|m| m.is_dir()) {
@@ -124,7 +125,7 @@ impl Process {
                 self.reenter(host_path.into_bytes(), argv0, rest, envp)
             }
             Kind::Script { interp, arg } => {
-                let interp_host = self.host_path(&interp);
+                let interp_host = self.host_path(&interp)?;
                 let interp_path = PathBuf::from(OsString::from_vec(interp_host.as_bytes().to_vec()));
                 if kind_of(&interp_path) != Ok(Kind::X86_64) {
                     return native_exec(&host_path, argv, envp);
@@ -138,10 +139,10 @@ impl Process {
         }
     }
 
-    /// The host path for a guest path: inside the guest root when it is
-    /// absolute and exists there.
-    fn host_path(&self, guest: &[u8]) -> CString {
-        self.root.redirect(guest).unwrap_or_else(|| cstring(guest.to_vec()))
+    /// The host path for a guest path: the file it names in the guest
+    /// root (links followed) when it is absolute and resolves there.
+    fn host_path(&self, guest: &[u8]) -> Result<CString, Errno> {
+        Ok(self.in_root(guest, LastLink::Follow)?.unwrap_or_else(|| cstring(guest.to_vec())))
     }
 
     /// A NULL-terminated guest array of string pointers.

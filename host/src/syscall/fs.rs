@@ -9,17 +9,21 @@
 //! The x86-64 calls arm64 lacks (open, stat, access, mkdir, rename, ...)
 //! become their `*at` forms. Path and buffer pointers go to the host as
 //! they are (guest memory is identity-mapped), so the kernel checks them,
-//! except that the lookups (open, stat, access, readlink, statfs, chdir) of
-//! an absolute path that exists inside the guest root use that path.
+//! except that an absolute path that resolves to a file in the guest root
+//! (`loader::rootfs`: contained, links followed as the call would) is
+//! replaced by that file's host path, in every call taking a path: the
+//! lookups and the calls that make, remove or change a name alike.
 
 use std::ffi::CString;
 
 use super::{procfs, Errno, Process};
+use crate::loader::rootfs::LastLink;
 use crate::mem::GuestMemory;
 
 pub const AT_FDCWD: u64 = -100i64 as u64;
-const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
-const AT_REMOVEDIR: u64 = 0x200;
+pub const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+pub const AT_REMOVEDIR: u64 = 0x200;
+const AT_SYMLINK_FOLLOW: u64 = 0x400;
 /// PATH_MAX: the longest path read from the guest.
 const PATH_MAX: usize = 4096;
 
@@ -143,13 +147,13 @@ const F_GET_SEALS: u64 = 1034;
 
 /// A guest path argument as a host call takes it: the guest's own pointer,
 /// or the path inside the guest root it resolves to.
-struct PathArg {
+pub(super) struct PathArg {
     guest: u64,
     inside_root: Option<CString>,
 }
 
 impl PathArg {
-    fn ptr(&self) -> u64 {
+    pub(super) fn ptr(&self) -> u64 {
         self.inside_root.as_ref().map_or(self.guest, |p| p.as_ptr() as u64)
     }
 }
@@ -160,13 +164,23 @@ impl Process {
         path == b"/proc/self/exe" || path == format!("/proc/{}/exe", std::process::id()).as_bytes()
     }
 
-    /// The host path for the guest path at `path`: inside the guest root
-    /// when it is absolute and exists there. Memory is only read when the
-    /// root is not the host's `/`.
-    fn path_arg(&self, path: u64) -> Result<PathArg, Errno> {
-        let inside_root =
-            if self.root.is_host() { None } else { self.root.redirect(&self.mem.read_cstr(path, PATH_MAX)?) };
+    /// The host path for the guest path at `path`: the file it names in
+    /// the guest root when it is absolute and resolves there (`last`: whether
+    /// the call follows a link as its last component), else the guest's
+    /// path on the host. Memory is only read when the root is not the
+    /// host's `/`, and a NULL `path` (utimensat's) is passed on as it is.
+    pub(super) fn path_arg(&self, path: u64, last: LastLink) -> Result<PathArg, Errno> {
+        if self.root.is_host() || path == 0 {
+            return Ok(PathArg { guest: path, inside_root: None });
+        }
+        let inside_root = self.in_root(&self.mem.read_cstr(path, PATH_MAX)?, last)?;
         Ok(PathArg { guest: path, inside_root })
+    }
+
+    /// The host path of the file guest path `guest` names in the guest
+    /// root, if it is absolute and resolves there.
+    pub(super) fn in_root(&self, guest: &[u8], last: LastLink) -> Result<Option<CString>, Errno> {
+        self.root.redirect(guest, last).map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))
     }
 
     pub(super) fn openat(&mut self, dirfd: u64, path: u64, flags: u64, mode: u64) -> Result<u64, Errno> {
@@ -179,28 +193,28 @@ impl Process {
         if let Some(contents) = name.ok().and_then(|p| procfs::contents(&p, &self.auxv)) {
             return procfs::open(&contents, flags);
         }
-        let path = self.path_arg(path)?;
+        let path = self.path_arg(path, open_last_link(flags))?;
         host!(libc::SYS_openat, dirfd, path.ptr(), flags, mode)
     }
 
     pub(super) fn fstatat(&mut self, dirfd: u64, path: u64, buf: u64, flags: u64) -> Result<u64, Errno> {
-        let path = self.path_arg(path)?;
+        let path = self.path_arg(path, at_last_link(flags))?;
         stat_into(&mut self.mem, buf, |st| host!(libc::SYS_newfstatat, dirfd, path.ptr(), st as u64, flags))
     }
 
     pub(super) fn statx(&mut self, dirfd: u64, path: u64, flags: u64, mask: u64, buf: u64) -> Result<u64, Errno> {
-        let path = self.path_arg(path)?;
+        let path = self.path_arg(path, at_last_link(flags))?;
         host!(libc::SYS_statx, dirfd, path.ptr(), flags, mask, buf)
     }
 
     pub(super) fn statfs(&mut self, path: u64, buf: u64) -> Result<u64, Errno> {
-        let path = self.path_arg(path)?;
+        let path = self.path_arg(path, LastLink::Follow)?;
         host!(libc::SYS_statfs, path.ptr(), buf)
     }
 
     /// faccessat2 (faccessat and access are it with no flags).
     pub(super) fn faccessat(&mut self, dirfd: u64, path: u64, mode: u64, flags: u64) -> Result<u64, Errno> {
-        let path = self.path_arg(path)?;
+        let path = self.path_arg(path, at_last_link(flags))?;
         if flags == 0 {
             return host!(libc::SYS_faccessat, dirfd, path.ptr(), mode);
         }
@@ -208,7 +222,7 @@ impl Process {
     }
 
     pub(super) fn chdir(&mut self, path: u64) -> Result<u64, Errno> {
-        let path = self.path_arg(path)?;
+        let path = self.path_arg(path, LastLink::Follow)?;
         host!(libc::SYS_chdir, path.ptr())
     }
 
@@ -220,7 +234,7 @@ impl Process {
     pub(super) fn readlinkat(&mut self, dirfd: u64, path: u64, buf: u64, size: u64) -> Result<u64, Errno> {
         let name = self.mem.read_cstr(path, PATH_MAX)?;
         if !self.is_proc_exe(&name) {
-            let path = self.path_arg(path)?;
+            let path = self.path_arg(path, LastLink::Keep)?;
             return host!(libc::SYS_readlinkat, dirfd, path.ptr(), buf, size);
         }
         if size as i32 <= 0 {
@@ -261,63 +275,110 @@ pub fn dup2(old: u64, new: u64) -> Result<u64, Errno> {
     host!(libc::SYS_dup3, old, new, 0)
 }
 
-/// The calls that only exist on x86-64, as their `*at` forms.
-pub fn mkdir(path: u64, mode: u64) -> Result<u64, Errno> {
-    host!(libc::SYS_mkdirat, AT_FDCWD, path, mode)
-}
-
-pub fn rmdir(path: u64) -> Result<u64, Errno> {
-    host!(libc::SYS_unlinkat, AT_FDCWD, path, AT_REMOVEDIR)
-}
-
-pub fn unlink(path: u64) -> Result<u64, Errno> {
-    host!(libc::SYS_unlinkat, AT_FDCWD, path, 0)
-}
-
-pub fn renameat(olddir: u64, old: u64, newdir: u64, new: u64, flags: u64) -> Result<u64, Errno> {
-    host!(libc::SYS_renameat2, olddir, old, newdir, new, flags)
-}
-
-pub fn link(old: u64, new: u64) -> Result<u64, Errno> {
-    host!(libc::SYS_linkat, AT_FDCWD, old, AT_FDCWD, new, 0)
-}
-
-pub fn symlink(target: u64, linkpath: u64) -> Result<u64, Errno> {
-    host!(libc::SYS_symlinkat, target, AT_FDCWD, linkpath)
-}
-
-/// utime, utimes and futimesat, which arm64 lacks: utimensat with the
-/// guest's times (`struct utimbuf`, seconds, when `micros` is false; two
-/// `struct timeval` when true) as `struct timespec`s.
-pub fn utimes(mem: &GuestMemory, dirfd: u64, path: u64, times: u64, micros: bool) -> Result<u64, Errno> {
-    if times == 0 {
-        return host!(libc::SYS_utimensat, dirfd, path, 0u64, 0u64);
+/// Whether open with (host) `flags` follows a link as the last component:
+/// not with O_NOFOLLOW, nor with O_CREAT|O_EXCL, which fails on one.
+fn open_last_link(flags: u64) -> LastLink {
+    let create_new = (libc::O_CREAT | libc::O_EXCL) as u64;
+    if flags & libc::O_NOFOLLOW as u64 != 0 || flags & create_new == create_new {
+        LastLink::Keep
+    } else {
+        LastLink::Follow
     }
-    let words = if micros { 4 } else { 2 };
-    let mut buf = [0u8; 32];
-    mem.read_bytes(times, &mut buf[..8 * words])?;
-    let word = |i: usize| i64::from_le_bytes(buf[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-    let spec = |i: usize| {
-        if micros {
-            libc::timespec { tv_sec: word(2 * i), tv_nsec: word(2 * i + 1).saturating_mul(1000) as _ }
-        } else {
-            libc::timespec { tv_sec: word(i), tv_nsec: 0 }
+}
+
+/// Whether a `*at` call with `flags` follows a link as the last component.
+fn at_last_link(flags: u64) -> LastLink {
+    if flags & AT_SYMLINK_NOFOLLOW != 0 {
+        LastLink::Keep
+    } else {
+        LastLink::Follow
+    }
+}
+
+/// The calls that make, remove or change a name. Their absolute paths
+/// resolve like the lookups': a name the guest sees in the root is the
+/// root's (unlink removes what stat showed), a name not in the root (what
+/// mkdir, mknod, symlink, link and rename usually make) is the host's. The
+/// x86-64 calls arm64 lacks are the `*at` forms with AT_FDCWD.
+impl Process {
+    pub(super) fn mkdirat(&mut self, dirfd: u64, path: u64, mode: u64) -> Result<u64, Errno> {
+        let path = self.path_arg(path, LastLink::Keep)?;
+        host!(libc::SYS_mkdirat, dirfd, path.ptr(), mode)
+    }
+
+    /// unlinkat (and unlink, and rmdir with AT_REMOVEDIR).
+    pub(super) fn unlinkat(&mut self, dirfd: u64, path: u64, flags: u64) -> Result<u64, Errno> {
+        let path = self.path_arg(path, LastLink::Keep)?;
+        host!(libc::SYS_unlinkat, dirfd, path.ptr(), flags)
+    }
+
+    pub(super) fn renameat(&mut self, olddir: u64, old: u64, newdir: u64, new: u64, flags: u64) -> Result<u64, Errno> {
+        let (old, new) = (self.path_arg(old, LastLink::Keep)?, self.path_arg(new, LastLink::Keep)?);
+        host!(libc::SYS_renameat2, olddir, old.ptr(), newdir, new.ptr(), flags)
+    }
+
+    /// linkat (and link, which does not follow `old` if it is a link).
+    pub(super) fn linkat(&mut self, olddir: u64, old: u64, newdir: u64, new: u64, flags: u64) -> Result<u64, Errno> {
+        let follow = if flags & AT_SYMLINK_FOLLOW != 0 { LastLink::Follow } else { LastLink::Keep };
+        let (old, new) = (self.path_arg(old, follow)?, self.path_arg(new, LastLink::Keep)?);
+        host!(libc::SYS_linkat, olddir, old.ptr(), newdir, new.ptr(), flags)
+    }
+
+    /// symlinkat (and symlink): `target` is the link's text, kept as is.
+    pub(super) fn symlinkat(&mut self, target: u64, dirfd: u64, linkpath: u64) -> Result<u64, Errno> {
+        let linkpath = self.path_arg(linkpath, LastLink::Keep)?;
+        host!(libc::SYS_symlinkat, target, dirfd, linkpath.ptr())
+    }
+
+    /// fchmodat (and chmod): x86-64's has no flags, it follows links.
+    pub(super) fn fchmodat(&mut self, dirfd: u64, path: u64, mode: u64) -> Result<u64, Errno> {
+        let path = self.path_arg(path, LastLink::Follow)?;
+        host!(libc::SYS_fchmodat, dirfd, path.ptr(), mode)
+    }
+
+    /// fchownat (and chown, and lchown with AT_SYMLINK_NOFOLLOW).
+    pub(super) fn fchownat(&mut self, dirfd: u64, path: u64, uid: u64, gid: u64, flags: u64) -> Result<u64, Errno> {
+        let path = self.path_arg(path, at_last_link(flags))?;
+        host!(libc::SYS_fchownat, dirfd, path.ptr(), uid, gid, flags)
+    }
+
+    pub(super) fn mknodat(&mut self, dirfd: u64, path: u64, mode: u64, dev: u64) -> Result<u64, Errno> {
+        let path = self.path_arg(path, LastLink::Keep)?;
+        host!(libc::SYS_mknodat, dirfd, path.ptr(), mode, dev)
+    }
+
+    pub(super) fn truncate(&mut self, path: u64, length: u64) -> Result<u64, Errno> {
+        let path = self.path_arg(path, LastLink::Follow)?;
+        host!(libc::SYS_truncate, path.ptr(), length)
+    }
+
+    /// utimensat; a NULL path is futimens on `dirfd`.
+    pub(super) fn utimensat(&mut self, dirfd: u64, path: u64, times: u64, flags: u64) -> Result<u64, Errno> {
+        let path = self.path_arg(path, at_last_link(flags))?;
+        host!(libc::SYS_utimensat, dirfd, path.ptr(), times, flags)
+    }
+
+    /// utime, utimes and futimesat, which arm64 lacks: utimensat with the
+    /// guest's times (`struct utimbuf`, seconds, when `micros` is false;
+    /// two `struct timeval` when true) as `struct timespec`s.
+    pub(super) fn utimes(&mut self, dirfd: u64, path: u64, times: u64, micros: bool) -> Result<u64, Errno> {
+        if times == 0 {
+            return self.utimensat(dirfd, path, 0, 0);
         }
-    };
-    let specs = [spec(0), spec(1)];
-    host!(libc::SYS_utimensat, dirfd, path, specs.as_ptr() as u64, 0u64)
-}
-
-pub fn chmod(path: u64, mode: u64) -> Result<u64, Errno> {
-    host!(libc::SYS_fchmodat, AT_FDCWD, path, mode)
-}
-
-pub fn chown(path: u64, uid: u64, gid: u64, nofollow: bool) -> Result<u64, Errno> {
-    host!(libc::SYS_fchownat, AT_FDCWD, path, uid, gid, if nofollow { AT_SYMLINK_NOFOLLOW } else { 0 })
-}
-
-pub fn mknod(path: u64, mode: u64, dev: u64) -> Result<u64, Errno> {
-    host!(libc::SYS_mknodat, AT_FDCWD, path, mode, dev)
+        let words = if micros { 4 } else { 2 };
+        let mut buf = [0u8; 32];
+        self.mem.read_bytes(times, &mut buf[..8 * words])?;
+        let word = |i: usize| i64::from_le_bytes(buf[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        let spec = |i: usize| {
+            if micros {
+                libc::timespec { tv_sec: word(2 * i), tv_nsec: word(2 * i + 1).saturating_mul(1000) as _ }
+            } else {
+                libc::timespec { tv_sec: word(i), tv_nsec: 0 }
+            }
+        };
+        let specs = [spec(0), spec(1)];
+        self.utimensat(dirfd, path, specs.as_ptr() as u64, 0)
+    }
 }
 
 /// poll, which arm64 lacks, as ppoll.

@@ -53,7 +53,7 @@ mod procfs;
 mod signal;
 
 pub use exec::init as init_exec;
-use fs::AT_FDCWD;
+use fs::{AT_FDCWD, AT_REMOVEDIR, AT_SYMLINK_NOFOLLOW};
 use numbers::Sysno;
 use signal::Signals;
 
@@ -232,7 +232,7 @@ impl Process {
             close => host!(libc::SYS_close, a0),
             lseek => host!(libc::SYS_lseek, a0, a1, a2),
             stat => self.fstatat(AT_FDCWD, a0, a1, 0),
-            lstat => self.fstatat(AT_FDCWD, a0, a1, 0x100),
+            lstat => self.fstatat(AT_FDCWD, a0, a1, AT_SYMLINK_NOFOLLOW),
             fstat => self.fstat(a0, a1),
             newfstatat => self.fstatat(a0, a1, a2, a3),
             statx => self.statx(a0, a1, a2, a3, a4),
@@ -256,33 +256,33 @@ impl Process {
             getcwd => host!(libc::SYS_getcwd, a0, a1),
             chdir => self.chdir(a0),
             fchdir => host!(libc::SYS_fchdir, a0),
-            mkdir => fs::mkdir(a0, a1),
-            mkdirat => host!(libc::SYS_mkdirat, a0, a1, a2),
-            rmdir => fs::rmdir(a0),
-            unlink => fs::unlink(a0),
-            unlinkat => host!(libc::SYS_unlinkat, a0, a1, a2),
-            rename => fs::renameat(AT_FDCWD, a0, AT_FDCWD, a1, 0),
-            renameat => fs::renameat(a0, a1, a2, a3, 0),
-            renameat2 => fs::renameat(a0, a1, a2, a3, a4),
-            link => fs::link(a0, a1),
-            linkat => host!(libc::SYS_linkat, a0, a1, a2, a3, a4),
-            symlink => fs::symlink(a0, a1),
-            symlinkat => host!(libc::SYS_symlinkat, a0, a1, a2),
-            chmod => fs::chmod(a0, a1),
+            mkdir => self.mkdirat(AT_FDCWD, a0, a1),
+            mkdirat => self.mkdirat(a0, a1, a2),
+            rmdir => self.unlinkat(AT_FDCWD, a0, AT_REMOVEDIR),
+            unlink => self.unlinkat(AT_FDCWD, a0, 0),
+            unlinkat => self.unlinkat(a0, a1, a2),
+            rename => self.renameat(AT_FDCWD, a0, AT_FDCWD, a1, 0),
+            renameat => self.renameat(a0, a1, a2, a3, 0),
+            renameat2 => self.renameat(a0, a1, a2, a3, a4),
+            link => self.linkat(AT_FDCWD, a0, AT_FDCWD, a1, 0),
+            linkat => self.linkat(a0, a1, a2, a3, a4),
+            symlink => self.symlinkat(a0, AT_FDCWD, a1),
+            symlinkat => self.symlinkat(a0, a1, a2),
+            chmod => self.fchmodat(AT_FDCWD, a0, a1),
             fchmod => host!(libc::SYS_fchmod, a0, a1),
-            fchmodat => host!(libc::SYS_fchmodat, a0, a1, a2),
-            chown => fs::chown(a0, a1, a2, false),
-            lchown => fs::chown(a0, a1, a2, true),
+            fchmodat => self.fchmodat(a0, a1, a2),
+            chown => self.fchownat(AT_FDCWD, a0, a1, a2, 0),
+            lchown => self.fchownat(AT_FDCWD, a0, a1, a2, AT_SYMLINK_NOFOLLOW),
             fchown => host!(libc::SYS_fchown, a0, a1, a2),
-            fchownat => host!(libc::SYS_fchownat, a0, a1, a2, a3, a4),
-            mknod => fs::mknod(a0, a1, a2),
-            mknodat => host!(libc::SYS_mknodat, a0, a1, a2, a3),
+            fchownat => self.fchownat(a0, a1, a2, a3, a4),
+            mknod => self.mknodat(AT_FDCWD, a0, a1, a2),
+            mknodat => self.mknodat(a0, a1, a2, a3),
             umask => host!(libc::SYS_umask, a0),
-            utimensat => host!(libc::SYS_utimensat, a0, a1, a2, a3),
-            utimes => fs::utimes(&self.mem, AT_FDCWD, a0, a1, true),
-            futimesat => fs::utimes(&self.mem, a0, a1, a2, true),
-            utime => fs::utimes(&self.mem, AT_FDCWD, a0, a1, false),
-            truncate => host!(libc::SYS_truncate, a0, a1),
+            utimensat => self.utimensat(a0, a1, a2, a3),
+            utimes => self.utimes(AT_FDCWD, a0, a1, true),
+            futimesat => self.utimes(a0, a1, a2, true),
+            utime => self.utimes(AT_FDCWD, a0, a1, false),
+            truncate => self.truncate(a0, a1),
             ftruncate => host!(libc::SYS_ftruncate, a0, a1),
             fsync => host!(libc::SYS_fsync, a0),
             fdatasync => host!(libc::SYS_fdatasync, a0),
@@ -636,6 +636,43 @@ mod tests {
         let nowhere = put(&mut p, m + 600, b"/etc/aarchx-nowhere\0");
         assert_eq!(call(&mut p, Sysno::stat, &[nowhere, m + 1024]).0, -i64::from(libc::ENOENT));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Calls that make, remove or change a name act on the file the guest
+    /// sees under it: the root's when it is in the root, else the host's.
+    #[test]
+    fn names_are_changed_where_the_guest_sees_them() {
+        let base = std::env::temp_dir().join(format!("aarchx-syscall-names-{}", std::process::id()));
+        let (host, root_dir) = (base.join("host"), base.join("root"));
+        let mirror = root_dir.join(host.strip_prefix("/").unwrap());
+        std::fs::create_dir_all(&host).unwrap();
+        std::fs::create_dir_all(&mirror).unwrap();
+        for (dir, text) in [(&host, "host"), (&mirror, "root")] {
+            std::fs::write(dir.join("file"), text).unwrap();
+            std::fs::write(dir.join("old"), text).unwrap();
+        }
+        let (mut p, m) = process();
+        p.root = Rootfs::new(&root_dir).unwrap();
+        let name = |n: &str| format!("{}/{n}\0", host.display()).into_bytes();
+        let file = put(&mut p, m, &name("file"));
+        assert_eq!(call(&mut p, Sysno::unlink, &[file]).0, 0);
+        assert!(!mirror.join("file").exists() && host.join("file").exists(), "the root's file went first");
+        assert_eq!(call(&mut p, Sysno::unlink, &[file]).0, 0);
+        assert!(!host.join("file").exists(), "then, no longer in the root, the host's");
+        let (old, new) = (put(&mut p, m + 512, &name("old")), put(&mut p, m + 1024, &name("new")));
+        assert_eq!(call(&mut p, Sysno::rename, &[old, new]).0, 0, "old in the root, new on the host");
+        assert_eq!(std::fs::read(host.join("new")).unwrap(), b"root", "moved from the root to the host");
+        let dir = put(&mut p, m + 1536, &name("dir"));
+        assert_eq!(call(&mut p, Sysno::mkdir, &[dir, 0o755]).0, 0);
+        assert!(host.join("dir").is_dir() && !mirror.join("dir").exists(), "a new name is made on the host");
+        std::os::unix::fs::symlink("/aarchx-nowhere", mirror.join("dangling")).unwrap();
+        let dangling = put(&mut p, m + 2048, &name("dangling"));
+        assert_eq!(call(&mut p, Sysno::lstat, &[dangling, m + 3072]).0, 0, "lstat keeps the root's link");
+        let mode = u32::from_le_bytes(get(&p, m + 3072 + 24, 4).try_into().unwrap());
+        assert_eq!(mode & libc::S_IFMT, libc::S_IFLNK);
+        let stat = call(&mut p, Sysno::stat, &[dangling, m + 3072]).0;
+        assert_eq!(stat, -i64::from(libc::ENOENT), "stat follows it nowhere, then finds no host file");
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
