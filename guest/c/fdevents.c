@@ -60,12 +60,14 @@ static void timerfds(void)
 {
     int t = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
     result("timerfd_create", t >= 0 ? 0 : -1);
-    struct itimerspec its = { { 0, 0 }, { 0, 20 * 1000000 } }, cur;
-    result("settime 20 ms one-shot", timerfd_settime(t, 0, &its, NULL));
+    struct itimerspec its = { { 0, 0 }, { 60, 0 } }, cur;
+    result("settime 60 s one-shot", timerfd_settime(t, 0, &its, NULL));
     result("gettime", timerfd_gettime(t, &cur));
-    printf("  left in (0, 20 ms]: %d, interval %ld.%09ld\n",
-           cur.it_value.tv_sec == 0 && cur.it_value.tv_nsec > 0 && cur.it_value.tv_nsec <= 20000000,
+    printf("  left in (0, 60 s]: %d, interval %ld.%09ld\n",
+           cur.it_value.tv_sec < 60 || (cur.it_value.tv_sec == 60 && cur.it_value.tv_nsec == 0),
            (long)cur.it_interval.tv_sec, cur.it_interval.tv_nsec);
+    its.it_value = (struct timespec){ 0, 20 * 1000000 };
+    result("settime 20 ms one-shot", timerfd_settime(t, 0, &its, NULL));
     uint64_t n = 0;
     result("read (blocks until it fires)", read(t, &n, 8));
     printf("  expirations %llu\n", (unsigned long long)n);

@@ -37,15 +37,15 @@ pub(super) enum Timeout {
     Timespec,
 }
 
-impl Process {
-    /// epoll_create(size): size must be positive, and is otherwise unused.
-    pub(super) fn epoll_create(&mut self, size: u64) -> Result<u64, Errno> {
-        if size as i32 <= 0 {
-            return Err(Errno::EINVAL);
-        }
-        host!(libc::SYS_epoll_create1, 0u64)
+/// epoll_create(size): size must be positive, and is otherwise unused.
+pub(super) fn create(size: u64) -> Result<u64, Errno> {
+    if size as i32 <= 0 {
+        return Err(Errno::EINVAL);
     }
+    host!(libc::SYS_epoll_create1, 0u64)
+}
 
+impl Process {
     /// epoll_ctl(epfd, op, fd, event): the event is read (and must be
     /// readable) for every operation but EPOLL_CTL_DEL, as the kernel does.
     pub(super) fn epoll_ctl(&mut self, epfd: u64, op: u64, fd: u64, event: u64) -> Result<u64, Errno> {

@@ -16,7 +16,10 @@
 //! process (`process`), execve re-enters aarchx or runs a host program
 //! (`exec`); threads are not supported yet. Signals, their system calls
 //! and delivery to guest handlers are in `signal`. Unknown and
-//! unimplemented calls return -ENOSYS and are logged once each.
+//! unimplemented calls return -ENOSYS and are logged once each. How each
+//! call is made (passed, translated, emulated, refused or ENOSYS) is
+//! recorded with its number in `numbers` and rendered as docs/syscalls.md;
+//! a test checks `dispatch` against it.
 
 use std::collections::BTreeSet;
 use std::ffi::CString;
@@ -351,7 +354,7 @@ impl Process {
             // Waiting for descriptors.
             select => self.select(a0, a1, a2, a3, a4),
             pselect6 => self.pselect6(a0, a1, a2, a3, a4, a5),
-            epoll_create => self.epoll_create(a0),
+            epoll_create => epoll::create(a0),
             epoll_create1 => host!(libc::SYS_epoll_create1, a0),
             epoll_ctl => self.epoll_ctl(a0, a1, a2, a3),
             epoll_wait => self.epoll_pwait(a0, a1, a2, a3, Timeout::Millis, 0, 0),
