@@ -16,7 +16,10 @@
 //! process (`process`), execve re-enters aarchx or runs a host program
 //! (`exec`); threads are not supported yet. Signals, their system calls
 //! and delivery to guest handlers are in `signal`. Unknown and
-//! unimplemented calls return -ENOSYS and are logged once each.
+//! unimplemented calls return -ENOSYS and are logged once each. How each
+//! call is made (passed, translated, emulated, refused or ENOSYS) is
+//! recorded with its number in `numbers` and rendered as docs/syscalls.md;
+//! a test checks `dispatch` against it.
 
 use std::collections::BTreeSet;
 use std::ffi::CString;
@@ -45,13 +48,18 @@ macro_rules! host {
     }};
 }
 
+mod control;
+mod dirents;
+mod epoll;
 mod exec;
 mod fs;
 pub mod numbers;
 mod process;
 mod procfs;
+mod select;
 mod signal;
 
+use epoll::Timeout;
 pub use exec::init as init_exec;
 use fs::{AT_FDCWD, AT_REMOVEDIR, AT_SYMLINK_NOFOLLOW};
 use numbers::Sysno;
@@ -242,6 +250,7 @@ impl Process {
             faccessat => self.faccessat(a0, a1, a2, 0),
             faccessat2 => self.faccessat(a0, a1, a2, a3),
             getdents64 => host!(libc::SYS_getdents64, a0, a1, a2),
+            getdents => self.getdents(a0, a1, a2),
             dup => host!(libc::SYS_dup, a0),
             dup2 => fs::dup2(a0, a1),
             dup3 => host!(libc::SYS_dup3, a0, a1, a2),
@@ -250,7 +259,7 @@ impl Process {
             pipe2 => fs::pipe2(a0, a1),
             ioctl => self.ioctl(a0, a1, a2),
             poll => fs::poll(a0, a1, a2),
-            ppoll => host!(libc::SYS_ppoll, a0, a1, a2, a3, a4),
+            ppoll => self.signals.masked_wait(&self.mem, a3, a4, |set| host!(libc::SYS_ppoll, a0, a1, a2, set, 8u64)),
             readlink => self.readlinkat(AT_FDCWD, a0, a1, a2),
             readlinkat => self.readlinkat(a0, a1, a2, a3),
             getcwd => host!(libc::SYS_getcwd, a0, a1),
@@ -287,6 +296,70 @@ impl Process {
             fsync => host!(libc::SYS_fsync, a0),
             fdatasync => host!(libc::SYS_fdatasync, a0),
             flock => host!(libc::SYS_flock, a0, a1),
+            preadv2 => host!(libc::SYS_preadv2, a0, a1, a2, a3, a4, a5),
+            pwritev2 => host!(libc::SYS_pwritev2, a0, a1, a2, a3, a4, a5),
+            fadvise64 => host!(libc::SYS_fadvise64, a0, a1, a2, a3),
+            fallocate => host!(libc::SYS_fallocate, a0, a1, a2, a3),
+            readahead => host!(libc::SYS_readahead, a0, a1, a2),
+            sync_file_range => host!(libc::SYS_sync_file_range, a0, a1, a2, a3),
+            copy_file_range => host!(libc::SYS_copy_file_range, a0, a1, a2, a3, a4, a5),
+            sync => host!(libc::SYS_sync),
+            syncfs => host!(libc::SYS_syncfs, a0),
+            close_range => host!(libc::SYS_close_range, a0, a1, a2),
+            sendfile => host!(libc::SYS_sendfile, a0, a1, a2, a3),
+            splice => host!(libc::SYS_splice, a0, a1, a2, a3, a4, a5),
+            tee => host!(libc::SYS_tee, a0, a1, a2, a3),
+            vmsplice => host!(libc::SYS_vmsplice, a0, a1, a2, a3),
+            fgetxattr => host!(libc::SYS_fgetxattr, a0, a1, a2, a3),
+            fsetxattr => host!(libc::SYS_fsetxattr, a0, a1, a2, a3, a4),
+            flistxattr => host!(libc::SYS_flistxattr, a0, a1, a2),
+            fremovexattr => host!(libc::SYS_fremovexattr, a0, a1),
+
+            // Descriptors for events: the flags are O_NONBLOCK and
+            // O_CLOEXEC, and `struct itimerspec` and `struct inotify_event`
+            // have the same layout, on both.
+            memfd_create => host!(libc::SYS_memfd_create, a0, a1),
+            eventfd => host!(libc::SYS_eventfd2, a0, 0u64),
+            eventfd2 => host!(libc::SYS_eventfd2, a0, a1),
+            timerfd_create => host!(libc::SYS_timerfd_create, a0, a1),
+            timerfd_settime => host!(libc::SYS_timerfd_settime, a0, a1, a2, a3),
+            timerfd_gettime => host!(libc::SYS_timerfd_gettime, a0, a1),
+            inotify_init => host!(libc::SYS_inotify_init1, 0u64),
+            inotify_init1 => host!(libc::SYS_inotify_init1, a0),
+            inotify_add_watch => host!(libc::SYS_inotify_add_watch, a0, a1, a2),
+            inotify_rm_watch => host!(libc::SYS_inotify_rm_watch, a0, a1),
+
+            // Sockets: `struct sockaddr`, `msghdr`, `cmsghdr`, `mmsghdr`,
+            // the SOCK_*, MSG_*, SOL_* and SO_* values and the socket
+            // options' layouts are the same on both.
+            socket => host!(libc::SYS_socket, a0, a1, a2),
+            socketpair => host!(libc::SYS_socketpair, a0, a1, a2, a3),
+            bind => host!(libc::SYS_bind, a0, a1, a2),
+            listen => host!(libc::SYS_listen, a0, a1),
+            accept => host!(libc::SYS_accept, a0, a1, a2),
+            accept4 => host!(libc::SYS_accept4, a0, a1, a2, a3),
+            connect => host!(libc::SYS_connect, a0, a1, a2),
+            getsockname => host!(libc::SYS_getsockname, a0, a1, a2),
+            getpeername => host!(libc::SYS_getpeername, a0, a1, a2),
+            sendto => host!(libc::SYS_sendto, a0, a1, a2, a3, a4, a5),
+            recvfrom => host!(libc::SYS_recvfrom, a0, a1, a2, a3, a4, a5),
+            sendmsg => host!(libc::SYS_sendmsg, a0, a1, a2),
+            recvmsg => host!(libc::SYS_recvmsg, a0, a1, a2),
+            sendmmsg => host!(libc::SYS_sendmmsg, a0, a1, a2, a3),
+            recvmmsg => host!(libc::SYS_recvmmsg, a0, a1, a2, a3, a4),
+            shutdown => host!(libc::SYS_shutdown, a0, a1),
+            setsockopt => host!(libc::SYS_setsockopt, a0, a1, a2, a3, a4),
+            getsockopt => host!(libc::SYS_getsockopt, a0, a1, a2, a3, a4),
+
+            // Waiting for descriptors.
+            select => self.select(a0, a1, a2, a3, a4),
+            pselect6 => self.pselect6(a0, a1, a2, a3, a4, a5),
+            epoll_create => epoll::create(a0),
+            epoll_create1 => host!(libc::SYS_epoll_create1, a0),
+            epoll_ctl => self.epoll_ctl(a0, a1, a2, a3),
+            epoll_wait => self.epoll_pwait(a0, a1, a2, a3, Timeout::Millis, 0, 0),
+            epoll_pwait => self.epoll_pwait(a0, a1, a2, a3, Timeout::Millis, a4, a5),
+            epoll_pwait2 => self.epoll_pwait(a0, a1, a2, a3, Timeout::Timespec, a4, a5),
 
             // Memory.
             brk => Ok(self.mem.brk(a0)),
@@ -311,6 +384,13 @@ impl Process {
                 Ok(addr)
             }
             madvise => self.mem.madvise(a0, a1, a2),
+            msync => host!(libc::SYS_msync, a0, a1, a2),
+            mincore => host!(libc::SYS_mincore, a0, a1, a2),
+            mlock => host!(libc::SYS_mlock, a0, a1),
+            munlock => host!(libc::SYS_munlock, a0, a1),
+            mlock2 => host!(libc::SYS_mlock2, a0, a1, a2),
+            mlockall => host!(libc::SYS_mlockall, a0),
+            munlockall => host!(libc::SYS_munlockall),
 
             // The process and its thread.
             exit | exit_group => {
@@ -320,7 +400,6 @@ impl Process {
             arch_prctl => self.arch_prctl(state, a0, a1),
             set_tid_address => host!(libc::SYS_gettid),
             set_robust_list => Ok(0),
-            rseq => Err(Errno(libc::ENOSYS)),
             futex if FUTEX_PASSTHROUGH.contains(&(a1 & 0x7f)) => host!(libc::SYS_futex, a0, a1, a2, a3, a4, a5),
             fork => self.fork(state),
             vfork => self.vfork(state),
@@ -359,6 +438,29 @@ impl Process {
             uname => self.uname(a0),
             sched_getaffinity => host!(libc::SYS_sched_getaffinity, a0, a1, a2),
             sched_yield => host!(libc::SYS_sched_yield),
+            sched_setaffinity => host!(libc::SYS_sched_setaffinity, a0, a1, a2),
+            sched_get_priority_max => host!(libc::SYS_sched_get_priority_max, a0),
+            sched_get_priority_min => host!(libc::SYS_sched_get_priority_min, a0),
+            sched_getparam => host!(libc::SYS_sched_getparam, a0, a1),
+            sched_setparam => host!(libc::SYS_sched_setparam, a0, a1),
+            sched_getscheduler => host!(libc::SYS_sched_getscheduler, a0),
+            sched_setscheduler => host!(libc::SYS_sched_setscheduler, a0, a1, a2),
+            sched_rr_get_interval => host!(libc::SYS_sched_rr_get_interval, a0, a1),
+            sched_getattr => host!(libc::SYS_sched_getattr, a0, a1, a2, a3),
+            sched_setattr => host!(libc::SYS_sched_setattr, a0, a1, a2),
+            getpriority => host!(libc::SYS_getpriority, a0, a1),
+            setpriority => host!(libc::SYS_setpriority, a0, a1, a2),
+            ioprio_get => host!(libc::SYS_ioprio_get, a0, a1),
+            ioprio_set => host!(libc::SYS_ioprio_set, a0, a1, a2),
+            getcpu => host!(libc::SYS_getcpu, a0, a1, a2),
+            prctl => control::prctl(a0, a1, a2, a3, a4),
+            personality => control::personality(a0),
+            capget => host!(libc::SYS_capget, a0, a1),
+            capset => host!(libc::SYS_capset, a0, a1),
+            setfsuid => host!(libc::SYS_setfsuid, a0),
+            setfsgid => host!(libc::SYS_setfsgid, a0),
+            pidfd_open => host!(libc::SYS_pidfd_open, a0, a1),
+            pidfd_send_signal => host!(libc::SYS_pidfd_send_signal, a0, a1, a2, a3),
             getrandom => host!(libc::SYS_getrandom, a0, a1, a2),
 
             // Time.
@@ -368,6 +470,12 @@ impl Process {
             time => self.time(a0),
             nanosleep => host!(libc::SYS_nanosleep, a0, a1),
             clock_nanosleep => host!(libc::SYS_clock_nanosleep, a0, a1, a2, a3),
+            timer_create => host!(libc::SYS_timer_create, a0, a1, a2),
+            timer_settime => host!(libc::SYS_timer_settime, a0, a1, a2, a3),
+            timer_gettime => host!(libc::SYS_timer_gettime, a0, a1),
+            timer_getoverrun => host!(libc::SYS_timer_getoverrun, a0),
+            timer_delete => host!(libc::SYS_timer_delete, a0),
+            clock_settime | settimeofday => Err(Errno(libc::EPERM)),
 
             // Signals.
             rt_sigaction => self.signals.sigaction(&mut self.mem, a0, a1, a2, a3),
@@ -428,6 +536,7 @@ impl Process {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use numbers::Handling;
     use std::path::PathBuf;
 
     const RW: u64 = 3;
@@ -479,6 +588,185 @@ mod tests {
         assert_eq!(call(&mut p, Sysno::execve, &[0, 0, 0]).0, -i64::from(libc::EFAULT));
         assert_eq!(call(&mut p, Sysno::clone, &[0x50f00, 0, 0, 0, 0]).0, -i64::from(libc::ENOSYS), "threads");
         assert_eq!(call(&mut p, Sysno::rseq, &[]).0, -i64::from(libc::ENOSYS));
+    }
+
+    /// The calls `dispatch` has an arm for, read from this file's source:
+    /// the names in the arm patterns between `match sysno {` and the
+    /// fallback arm.
+    fn dispatched() -> BTreeSet<&'static str> {
+        let src = include_str!("mod.rs");
+        let body = src.split("    fn dispatch(").nth(1).expect("fn dispatch");
+        let body = &body[body.find("match sysno {").expect("the match")..];
+        let body = &body[..body.find("            _ => self.unimplemented").expect("the fallback arm")];
+        let ident =
+            |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        body.lines()
+            .filter_map(|l| l.split_once("=>").map(|(pattern, _)| pattern.split(" if ").next().unwrap_or(pattern)))
+            .filter(|p| p.split('|').all(|n| ident(n.trim())))
+            .flat_map(|p| p.split('|').map(str::trim))
+            .collect()
+    }
+
+    #[test]
+    fn dispatch_handles_exactly_the_calls_not_marked_enosys() {
+        let arms = dispatched();
+        assert!(arms.len() > 200, "{arms:?}");
+        for name in &arms {
+            assert!(Sysno::ALL.iter().any(|c| c.name() == *name), "{name}: not a call");
+        }
+        for &c in Sysno::ALL {
+            // rt_sigreturn is made before the dispatch, by `syscall`.
+            let handled = arms.contains(c.name()) || c == Sysno::rt_sigreturn;
+            assert_eq!(
+                handled,
+                c.handling() != Handling::Enosys,
+                "{} is marked {:?} in numbers.rs but dispatch {} it",
+                c.name(),
+                c.handling(),
+                if handled { "handles" } else { "does not handle" }
+            );
+        }
+        let (mut p, _) = process();
+        for &c in Sysno::ALL.iter().filter(|c| c.handling() == Handling::Enosys) {
+            assert_eq!(call(&mut p, c, &[]).0, -i64::from(libc::ENOSYS), "{}", c.name());
+            assert!(p.reported.contains(&(c as u64)), "{} did not reach the unimplemented path", c.name());
+        }
+    }
+
+    /// The flag and option values the socket, event-descriptor and epoll
+    /// calls pass through are the x86-64 ones (from
+    /// /usr/include/x86_64-linux-gnu and asm-generic/socket.h) on the host
+    /// too.
+    #[test]
+    fn passed_through_constants_are_the_x86_64_values() {
+        assert_eq!((libc::SOCK_NONBLOCK, libc::SOCK_CLOEXEC), (0o4000, 0o2000000));
+        assert_eq!((libc::O_NONBLOCK, libc::O_CLOEXEC), (0o4000, 0o2000000));
+        assert_eq!((libc::EFD_NONBLOCK, libc::EFD_CLOEXEC, libc::EFD_SEMAPHORE), (0o4000, 0o2000000, 1));
+        assert_eq!((libc::TFD_NONBLOCK, libc::TFD_CLOEXEC, libc::TFD_TIMER_ABSTIME), (0o4000, 0o2000000, 1));
+        assert_eq!((libc::IN_NONBLOCK, libc::IN_CLOEXEC, libc::EPOLL_CLOEXEC), (0o4000, 0o2000000, 0o2000000));
+        assert_eq!((libc::SOL_SOCKET, libc::SO_REUSEADDR, libc::SO_TYPE, libc::SO_RCVBUF), (1, 2, 3, 8));
+        assert_eq!((libc::SO_LINGER, libc::SO_PEERCRED, libc::SO_ACCEPTCONN, libc::SCM_RIGHTS), (13, 17, 30, 1));
+        assert_eq!((libc::MSG_NOSIGNAL, libc::MSG_CMSG_CLOEXEC, libc::MSG_DONTWAIT), (0x4000, 0x4000_0000, 0x40));
+        assert_eq!((libc::EPOLLIN, libc::EPOLLOUT, libc::EPOLLET, libc::EPOLLONESHOT), (1, 4, 1 << 31, 1 << 30));
+        assert_eq!(std::mem::size_of::<libc::msghdr>(), 56);
+        assert_eq!(std::mem::size_of::<libc::cmsghdr>(), 16);
+        assert_eq!(std::mem::size_of::<libc::mmsghdr>(), 64);
+    }
+
+    #[test]
+    fn sockets_pass_descriptors() {
+        let (mut p, m) = process();
+        assert_eq!(call(&mut p, Sysno::socketpair, &[1, 1 | 0o2000000, 0, m]).0, 0, "AF_UNIX SOCK_STREAM|SOCK_CLOEXEC");
+        let fds = get(&p, m, 8);
+        let (a, b) = (u64::from(fds[0]), u64::from(fds[4]));
+        assert_eq!(call(&mut p, Sysno::fcntl, &[a, 1, 0]).0, 1, "FD_CLOEXEC");
+        let msg = put(&mut p, m + 64, b"ping");
+        assert_eq!(call(&mut p, Sysno::sendto, &[a, msg, 4, 0, 0, 0]).0, 4);
+        assert_eq!(call(&mut p, Sysno::recvfrom, &[b, m + 128, 16, 0, 0, 0]).0, 4);
+        assert_eq!(get(&p, m + 128, 4), b"ping");
+        assert_eq!(call(&mut p, Sysno::shutdown, &[a, 1]).0, 0);
+        assert_eq!(call(&mut p, Sysno::recvfrom, &[b, m + 128, 16, 0, 0, 0]).0, 0, "end of stream");
+        let udp = call(&mut p, Sysno::socket, &[2, 2 | 0o4000, 0]).0 as u64;
+        assert_eq!(call(&mut p, Sysno::fcntl, &[udp, 3, 0]).0 & 0o4000, 0o4000, "AF_INET SOCK_DGRAM|SOCK_NONBLOCK");
+        call(&mut p, Sysno::close, &[udp]);
+        call(&mut p, Sysno::close, &[a]);
+        call(&mut p, Sysno::close, &[b]);
+    }
+
+    #[test]
+    fn select_writes_the_time_left_back() {
+        let (mut p, m) = process();
+        assert_eq!(call(&mut p, Sysno::pipe, &[m]).0, 0);
+        let fds = get(&p, m, 8);
+        let (r, w) = (u64::from(fds[0]), u64::from(fds[4]));
+        let set = m + 64;
+        let tv = m + 128;
+        let timeval = |p: &mut Process, sec: i64, usec: i64| {
+            put(p, tv, &[sec.to_le_bytes(), usec.to_le_bytes()].concat());
+        };
+        put(&mut p, set, &(1u64 << w).to_le_bytes());
+        timeval(&mut p, 0, 2_500_000);
+        assert_eq!(call(&mut p, Sysno::select, &[w + 1, 0, set, 0, tv]).0, 1, "the write end is writable");
+        let left = get(&p, tv, 16);
+        let (sec, usec) =
+            (i64::from_le_bytes(left[..8].try_into().unwrap()), i64::from_le_bytes(left[8..].try_into().unwrap()));
+        assert!(sec == 2 && (400_000..500_000).contains(&usec), "2.5 s less a little: {sec}.{usec:06}");
+        put(&mut p, set, &(1u64 << r).to_le_bytes());
+        timeval(&mut p, 0, 1000);
+        assert_eq!(call(&mut p, Sysno::select, &[r + 1, set, 0, 0, tv]).0, 0, "1 ms, nothing to read");
+        assert_eq!(get(&p, tv, 16), [0u8; 16], "none left");
+        assert_eq!(get(&p, set, 8), [0u8; 8], "the set cleared");
+        timeval(&mut p, 0, -1);
+        assert_eq!(call(&mut p, Sysno::select, &[r + 1, set, 0, 0, tv]).0, -i64::from(libc::EINVAL));
+        assert_eq!(call(&mut p, Sysno::select, &[r + 1, set, 0, 0, 8]).0, -i64::from(libc::EFAULT));
+        call(&mut p, Sysno::close, &[r]);
+        call(&mut p, Sysno::close, &[w]);
+    }
+
+    #[test]
+    fn epoll_data_survives_both_conversions() {
+        let (mut p, m) = process();
+        let ep = call(&mut p, Sysno::epoll_create, &[1]).0;
+        assert!(ep >= 0, "{ep}");
+        assert_eq!(call(&mut p, Sysno::epoll_create, &[0]).0, -i64::from(libc::EINVAL));
+        assert_eq!(call(&mut p, Sysno::pipe, &[m]).0, 0);
+        let w = u64::from(get(&p, m, 8)[4]);
+        let event = put(&mut p, m + 64, &[&4u32.to_le_bytes()[..], &0x1122_3344_5566_7788u64.to_le_bytes()].concat());
+        assert_eq!(call(&mut p, Sysno::epoll_ctl, &[ep as u64, 1, w, event]).0, 0, "EPOLL_CTL_ADD EPOLLOUT");
+        put(&mut p, m + 128, &[0xa5; 24]);
+        assert_eq!(call(&mut p, Sysno::epoll_wait, &[ep as u64, m + 128, 2, 0]).0, 1);
+        assert_eq!(get(&p, m + 128, 12), get(&p, event, 12), "packed 12-byte event");
+        assert_eq!(get(&p, m + 140, 12), [0xa5; 12], "one event written");
+        assert_eq!(call(&mut p, Sysno::epoll_wait, &[ep as u64, m + 128, 0, 0]).0, -i64::from(libc::EINVAL));
+        assert_eq!(call(&mut p, Sysno::epoll_ctl, &[ep as u64, 2, w, 0]).0, 0, "EPOLL_CTL_DEL, no event");
+        assert_eq!(call(&mut p, Sysno::epoll_pwait, &[ep as u64, m + 128, 2, 0, 0, 8]).0, 0);
+        for fd in [ep as u64, w, u64::from(get(&p, m, 8)[0])] {
+            call(&mut p, Sysno::close, &[fd]);
+        }
+    }
+
+    #[test]
+    fn getdents_gives_linux_dirents() {
+        let (mut p, m) = process();
+        let root = put(&mut p, m, b"/\0");
+        let fd = call(&mut p, Sysno::open, &[root, 0o200000, 0]).0 as u64;
+        let n = call(&mut p, Sysno::getdents, &[fd, m + 4096, 4096]).0;
+        assert!(n > 0, "{n}");
+        let buf = get(&p, m + 4096, n as usize);
+        let (mut at, mut names) = (0, Vec::new());
+        while at < buf.len() {
+            let reclen = usize::from(u16::from_le_bytes([buf[at + 16], buf[at + 17]]));
+            let name: Vec<u8> = buf[at + 18..].iter().take_while(|&&b| b != 0).copied().collect();
+            assert_eq!(reclen, (20 + name.len()).next_multiple_of(8));
+            if name == b"." || name == b".." {
+                assert_eq!(buf[at + reclen - 1], libc::DT_DIR, "d_type last");
+            }
+            names.push(name);
+            at += reclen;
+        }
+        assert!(names.iter().any(|n| n == b".."), "{names:?}");
+        assert_eq!(call(&mut p, Sysno::lseek, &[fd, 0, 0]).0, 0);
+        assert_eq!(call(&mut p, Sysno::getdents, &[fd, m + 4096, 8]).0, -i64::from(libc::EINVAL), "too small");
+        call(&mut p, Sysno::close, &[fd]);
+    }
+
+    #[test]
+    fn prctl_personality_and_refusals() {
+        let (mut p, m) = process();
+        assert!(call(&mut p, Sysno::prctl, &[3, 0, 0, 0, 0]).0 >= 0, "PR_GET_DUMPABLE");
+        assert_eq!(call(&mut p, Sysno::prctl, &[16, m, 0, 0, 0]).0, 0, "PR_GET_NAME");
+        for option in [22, 25, 35, 40, 50, 59, 65] {
+            assert_eq!(
+                call(&mut p, Sysno::prctl, &[option, 0, 0, 0, 0]).0,
+                -i64::from(libc::EINVAL),
+                "option {option}"
+            );
+        }
+        assert_eq!(call(&mut p, Sysno::personality, &[0xffff_ffff]).0, 0);
+        assert_eq!(call(&mut p, Sysno::personality, &[0]).0, 0);
+        assert_eq!(call(&mut p, Sysno::personality, &[0x0040000]).0, -i64::from(libc::EINVAL), "ADDR_NO_RANDOMIZE");
+        assert_eq!(call(&mut p, Sysno::clock_settime, &[0, m]).0, -i64::from(libc::EPERM));
+        assert_eq!(call(&mut p, Sysno::settimeofday, &[m, 0]).0, -i64::from(libc::EPERM));
     }
 
     #[test]

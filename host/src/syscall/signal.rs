@@ -398,6 +398,36 @@ impl Signals {
         let (secs, usecs) = (old.it_value.tv_sec as u64, old.it_value.tv_usec);
         Ok(if (secs == 0 && usecs > 0) || usecs >= 500_000 { secs + 1 } else { secs })
     }
+
+    /// A wait with a temporary signal mask (ppoll, pselect6, epoll_pwait,
+    /// epoll_pwait2): `set` is the guest's sigset of `size` bytes, none if
+    /// 0. `wait` makes the host call with the host sigset to wait with (0
+    /// for none), which the host kernel installs for the wait atomically.
+    /// When a signal ends the wait, its handler runs with the wait's mask,
+    /// and the mask from before comes back when it returns, as natively.
+    pub fn masked_wait(
+        &mut self,
+        mem: &GuestMemory,
+        set: u64,
+        size: u64,
+        wait: impl FnOnce(u64) -> Result<u64, Errno>,
+    ) -> Result<u64, Errno> {
+        if set == 0 {
+            return wait(0);
+        }
+        if size != 8 {
+            return Err(Errno::EINVAL);
+        }
+        let mask = read_words::<1>(mem, set)?[0] & !UNBLOCKABLE;
+        let faults = signals::FAULT_SIGNALS.iter().fold(0, |m, &s| m | bit(s as u64));
+        let host_set = mask & !faults;
+        let result = wait(&host_set as *const u64 as u64);
+        if result == Err(Errno(libc::EINTR)) {
+            self.suspended = Some(self.mask);
+            self.set_mask(mask);
+        }
+        result
+    }
 }
 
 /// The siginfo of a fault: signal, code, address.
