@@ -37,7 +37,7 @@ int main(void) {
     sigaction(SIGALRM, &sa, NULL);
     int bytes = 0, failures = 0;
     for (int i = 0; i < ROUNDS; i++) {
-        struct itimerval it = {{0, 0}, {0, 1 + (i * 7) % 40}};
+        struct itimerval it = {{0, 0}, {0, 1 + (i * 7) % 10}};
         setitimer(ITIMER_REAL, &it, NULL);
         for (;;) {
             char c;

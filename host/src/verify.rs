@@ -54,13 +54,7 @@ impl<M: Machine> Machine for Recording<'_, M> {
 
 impl Verifier {
     pub fn new(settings: VerifySettings) -> Verifier {
-        Verifier {
-            settings,
-            executions: HashMap::new(),
-            checked_blocks: 0,
-            checked_runs: 0,
-            mismatches: 0,
-        }
+        Verifier { settings, executions: HashMap::new(), checked_blocks: 0, checked_runs: 0, mismatches: 0 }
     }
 
     pub fn invalidate(&mut self, start: u64, len: u64) {
