@@ -53,7 +53,9 @@ impl Engine {
     }
 
     /// Runs `region` (translated for `state.rip`) once, or on the JIT, as far
-    /// as chained blocks take it.
+    /// as chained blocks take it. While the guest handles SIGSEGV or
+    /// SIGBUS, a JIT run is one region and, when it faults, leaves memory
+    /// as it found it, so the dispatcher can replay it on the interpreter.
     pub fn execute(
         &mut self,
         region: &Region,
@@ -110,6 +112,16 @@ impl Engine {
     }
 }
 
+/// Whether `region` calls a runtime helper that may write guest memory
+/// (the x87 unit's): such stores are not in the JIT's journal.
+#[cfg(target_arch = "aarch64")]
+fn helpers_store(region: &Region) -> bool {
+    use aarchx_ir::cond::Helper;
+    region.insts.iter().any(|d| {
+        d.op == aarchx_ir::Opcode::Call && !matches!(Helper::from_u16(d.aux), Some(Helper::Cpuid | Helper::Rdtsc))
+    })
+}
+
 #[cfg(target_arch = "aarch64")]
 fn run_jit(
     jit: &mut crate::jit::Jit,
@@ -122,14 +134,22 @@ fn run_jit(
     use crate::machine::Machine;
 
     let rip = state.rip;
-    let block = match jit.lookup(rip) {
+    // While the guest handles memory faults, a faulting run is replayed on
+    // the interpreter from the region's entry (see `run.rs`): its stores
+    // are journaled so that they can be undone first, and a region whose
+    // runtime helpers store (not journaled) is interpreted.
+    let exact = process.catches_memory_faults();
+    let options = CompileOptions { journal: exact };
+    let block = match jit.lookup_with(rip, options) {
         Some(b) => b,
-        None if declined.contains(&rip) => return Ok(interp::run_region(region, state, &mut process.mem)),
+        None if declined.contains(&rip) || (exact && helpers_store(region)) => {
+            return Ok(interp::run_region(region, state, &mut process.mem))
+        }
         None => {
-            let compiled = match jit.compile(region, CompileOptions { journal: false }) {
+            let compiled = match jit.compile(region, options) {
                 Err(Decline::CacheFull) => {
                     jit.reset();
-                    jit.compile(region, CompileOptions { journal: false })
+                    jit.compile(region, options)
                 }
                 other => other,
             };
@@ -149,6 +169,11 @@ fn run_jit(
     // address it touches is a guest address, identity-mapped, and no Rust
     // reference into guest memory is alive across the call.
     let out = unsafe { jit.run(block, state, &mut |h, s| mem.helper(h, s)) };
+    if exact && matches!(out.exit, RegionExit::Fault { .. }) {
+        // The faulting store's own entry may name memory that cannot be
+        // written: `undo` skips it.
+        crate::signal::probe::undo(jit.journal());
+    }
     if let Some(stub) = out.chain {
         if let Some(target) = jit.lookup(state.rip) {
             jit.link(stub, target);

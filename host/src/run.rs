@@ -16,11 +16,8 @@ use crate::loader::{self, LoadError};
 use crate::mem::GuestMemory;
 use crate::plugin::{PluginError, Registry};
 use crate::policy::{Policy, PolicyError};
-use crate::syscall::{self, Process, SyscallOutcome};
+use crate::syscall::{self, Process, SyscallOutcome, SYSCALL_LEN};
 use crate::translate::{Pipeline, TranslateError};
-
-/// Length of the `syscall` instruction.
-const SYSCALL_LEN: u64 = 2;
 
 /// Why aarchx itself could not run the guest to completion.
 #[derive(Debug, thiserror::Error)]
@@ -130,7 +127,6 @@ pub fn run(
     let mut cache = Cache { lookups: pipeline.has_region_hook().then(HashMap::new), ..Cache::default() };
     loop {
         process.deliver_signals(&mut state);
-        exact_faults(&mut engine, &process);
         let region = cache.get_or_translate(state.rip, &mut pipeline, &process.mem)?;
         tracing::trace!(target: "aarchx::exec", "{:#x}", state.rip);
         // The state to replay a faulting region from: kept only while the
@@ -140,14 +136,15 @@ pub fn run(
         let mut exit = exit.inspect_err(|_| report_summary(&engine, &mut pipeline, &cache))?;
         if let (RegionExit::Fault { from_jit: true, .. }, Some(entry)) = (&exit, entry) {
             // Not exact from the JIT: the interpreter replays the region
-            // (run alone: see `exact_faults`) and stops at the fault; the
-            // JIT counted that part already (instrumentation).
+            // (run journaled, so alone and with its stores undone: see
+            // `Engine::execute`) and stops at the fault; the JIT counted
+            // that part already (instrumentation).
             state = entry;
             exit = crate::counters::muted(|| interp::run_region(&region, &mut state, &mut process.mem));
         }
         let fatal = match exit {
             // A signal came first: its handler runs, then the system call.
-            RegionExit::Jump { kind: ExitKind::Syscall } if process.signal_ready() => {
+            RegionExit::Jump { kind: ExitKind::Syscall } if process.signal_before_syscall() => {
                 state.rip -= SYSCALL_LEN;
                 None
             }
@@ -171,18 +168,6 @@ pub fn run(
             report_summary(&engine, &mut pipeline, &cache);
             crate::signals::die_with(sig);
         }
-    }
-}
-
-/// While the guest handles SIGSEGV or SIGBUS, each JIT run is one region
-/// (no chaining), so a fault in it can be replayed from the region's
-/// entry state.
-#[cfg_attr(not(target_arch = "aarch64"), allow(unused_variables, reason = "only the JIT chains"))]
-fn exact_faults(engine: &mut Engine, process: &Process) {
-    #[cfg(target_arch = "aarch64")]
-    if let Engine::Jit { jit, .. } = engine {
-        let exact = process.catches_memory_faults();
-        jit.set_chain_budget(if exact { 1 } else { crate::jit::DEFAULT_CHAIN_BUDGET });
     }
 }
 

@@ -7,7 +7,9 @@
 //!   delivers it to the guest handler at the next safe point
 //!   ([`take_pending`]). It is installed without SA_RESTART, so a blocking
 //!   host system call returns EINTR and the syscall layer restarts it or
-//!   not as the guest's SA_RESTART says.
+//!   not as the guest's SA_RESTART says; a host call of a guest system
+//!   call that has not entered the kernel yet is cancelled
+//!   (`crate::signal::interruptible`).
 //! - SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP always have [`on_fault`]: a
 //!   fault of a guest memory access, in the interpreter's probes
 //!   (`crate::signal::probe`) or in JIT code, is recorded and the host
@@ -66,10 +68,23 @@ unsafe fn record(sig: i32, info: *const libc::siginfo_t) {
     PENDING.fetch_or(bit(sig), SeqCst);
 }
 
-/// The handler of a signal the guest handles: records it.
-extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, _uc: *mut libc::c_void) {
-    // SAFETY: the kernel passes its siginfo (SA_SIGINFO).
+/// The handler of a signal the guest handles: records it, and cancels the
+/// host system call about to start, if any.
+extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void) {
+    // SAFETY: with SA_SIGINFO the kernel passes its siginfo and the
+    // interrupted context, both valid for the handler's duration and not
+    // otherwise referenced.
     unsafe { record(sig, info) };
+    // SAFETY: as above.
+    cancel_syscall(unsafe { &mut *uc.cast::<libc::ucontext_t>() });
+}
+
+/// Sends code about to enter the kernel for a guest system call to the
+/// cancelled return of `crate::signal::interruptible`.
+fn cancel_syscall(uc: &mut libc::ucontext_t) {
+    if let Some(pc) = crate::signal::interruptible::signal_arrived(context::pc(uc)) {
+        context::set_pc(uc, pc);
+    }
 }
 
 /// The host pc and a way to move it, from the handler's context.
@@ -103,6 +118,7 @@ extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_vo
         // Sent by a process (kill, tgkill, sigqueue): an ordinary signal.
         // SAFETY: as above.
         unsafe { record(sig, info) };
+        cancel_syscall(uc);
         return;
     }
     let memory = sig == libc::SIGSEGV || sig == libc::SIGBUS;

@@ -13,7 +13,7 @@ use aarchx_ir::{GuestState, Opcode, Reg, Region, Type};
 
 use crate::engine::EngineError;
 use crate::interp::{self, RegionExit};
-use crate::jit::{BlockId, CompileOptions, Jit};
+use crate::jit::{CompileOptions, Jit};
 use crate::machine::Machine;
 use crate::policy::{OnMismatch, VerifySettings};
 use crate::syscall::Process;
@@ -22,7 +22,6 @@ use crate::syscall::Process;
 pub struct Verifier {
     settings: VerifySettings,
     executions: HashMap<u64, u64>,
-    blocks: HashMap<u64, BlockId>,
     checked_blocks: u64,
     checked_runs: u64,
     mismatches: u64,
@@ -55,19 +54,11 @@ impl<M: Machine> Machine for Recording<'_, M> {
 
 impl Verifier {
     pub fn new(settings: VerifySettings) -> Verifier {
-        Verifier {
-            settings,
-            executions: HashMap::new(),
-            blocks: HashMap::new(),
-            checked_blocks: 0,
-            checked_runs: 0,
-            mismatches: 0,
-        }
+        Verifier { settings, executions: HashMap::new(), checked_blocks: 0, checked_runs: 0, mismatches: 0 }
     }
 
     pub fn invalidate(&mut self, start: u64, len: u64) {
         let range = start..start.saturating_add(len);
-        self.blocks.retain(|a, _| !range.contains(a));
         self.executions.retain(|a, _| !range.contains(a));
     }
 
@@ -95,11 +86,11 @@ impl Verifier {
         if !due || !replayable {
             return Ok(None);
         }
-        let block = match self.blocks.get(&region.entry) {
-            Some(b) => *b,
-            None => match jit.compile(region, CompileOptions { journal: true }) {
+        let journaled = CompileOptions { journal: true };
+        let block = match jit.lookup_with(region.entry, journaled) {
+            Some(b) => b,
+            None => match jit.compile(region, journaled) {
                 Ok(b) => {
-                    self.blocks.insert(region.entry, b);
                     self.checked_blocks += 1;
                     b
                 }

@@ -66,7 +66,7 @@ struct BlockInfo {
     stubs: std::ops::Range<u32>,
     /// Stubs of other blocks linked into this one.
     incoming: Vec<StubId>,
-    journal: bool,
+    options: CompileOptions,
 }
 
 /// The arm64 backend: code cache, trampoline, compiled blocks and links.
@@ -77,7 +77,7 @@ pub struct Jit {
     /// rewinds to it.
     blocks_start: usize,
     blocks: Vec<Option<BlockInfo>>,
-    by_addr: HashMap<u64, BlockId>,
+    by_addr: HashMap<(u64, CompileOptions), BlockId>,
     pub(super) stubs: StubTable,
     ctx: Box<JitContext>,
     ibtc: Ibtc,
@@ -124,9 +124,9 @@ impl Jit {
         self.chain_budget = budget.max(1);
     }
 
-    /// Translates `region`. A non-journaled block is registered under
-    /// `region.entry` for [`Jit::lookup`] (replacing, and unlinking, any
-    /// block already there).
+    /// Translates `region`. The block is registered under `region.entry`
+    /// and `options` for [`Jit::lookup_with`] (replacing, and unlinking,
+    /// any block already there).
     pub fn compile(&mut self, region: &Region, options: CompileOptions) -> Result<BlockId, Decline> {
         let at = self.cache.next_addr();
         let first_stub = self.stubs.next_id();
@@ -134,26 +134,31 @@ impl Jit {
         let code = self.cache.push(at, &lowered.code).ok_or(Decline::CacheFull)?;
         let id = BlockId(self.blocks.len() as u32);
         let stubs = self.stubs.add(code, &lowered.stubs);
-        if !options.journal {
-            if let Some(old) = self.by_addr.get(&region.entry).copied() {
-                self.drop_block(old);
-            }
-            self.by_addr.insert(region.entry, id);
+        if let Some(old) = self.by_addr.get(&(region.entry, options)).copied() {
+            self.drop_block(old);
         }
+        self.by_addr.insert((region.entry, options), id);
         self.blocks.push(Some(BlockInfo {
             guest: region.entry,
             code,
             ranges: region.guest_ranges(),
             stubs,
             incoming: Vec::new(),
-            journal: options.journal,
+            options,
         }));
         Ok(id)
     }
 
-    /// The registered block for guest address `addr`.
+    /// The registered block for guest address `addr` compiled with the
+    /// default options (not journaled).
     pub fn lookup(&self, addr: u64) -> Option<BlockId> {
-        self.by_addr.get(&addr).copied()
+        self.lookup_with(addr, CompileOptions::default())
+    }
+
+    /// The registered block for guest address `addr` compiled with
+    /// `options`.
+    pub fn lookup_with(&self, addr: u64, options: CompileOptions) -> Option<BlockId> {
+        self.by_addr.get(&(addr, options)).copied()
     }
 
     /// Records `block` (entered by the dispatcher at its guest address) in
@@ -161,7 +166,7 @@ impl Jit {
     /// branches to that address reach it directly. Journaled and dead
     /// blocks are not recorded.
     pub fn note_entry(&mut self, block: BlockId) {
-        if let Some(info) = self.block(block).filter(|b| !b.journal) {
+        if let Some(info) = self.block(block).filter(|b| !b.options.journal) {
             self.ibtc.insert(info.guest, info.code);
         }
     }
@@ -195,7 +200,7 @@ impl Jit {
         helpers: &mut dyn FnMut(Helper, &mut GuestState),
     ) -> JitExit {
         let info = self.block(block).expect("running a live block");
-        let (code, journal) = (info.code, info.journal);
+        let (code, journal) = (info.code, info.options.journal);
         if journal {
             self.ctx.journal_reset();
         }
@@ -218,7 +223,7 @@ impl Jit {
     /// journaled, dead or for another address, are left alone.
     pub fn link(&mut self, stub: StubId, target: BlockId) -> bool {
         let Some(info) = self.block(target) else { return false };
-        if info.journal {
+        if info.options.journal {
             return false;
         }
         let (guest, code) = (info.guest, info.code);
@@ -273,8 +278,9 @@ impl Jit {
             }
             self.stubs.kill(&mut self.cache, stub);
         }
-        if self.by_addr.get(&info.guest) == Some(&id) {
-            self.by_addr.remove(&info.guest);
+        let key = (info.guest, info.options);
+        if self.by_addr.get(&key) == Some(&id) {
+            self.by_addr.remove(&key);
         }
     }
 

@@ -57,8 +57,9 @@
 //! - [`journal`]: with [`CompileOptions::journal`], every guest store first
 //!   records (address, size, old bytes), so verify mode can roll memory
 //!   back after running the translated code and run the interpreter from
-//!   the same state. Journaled blocks are never chained, so one run is one
-//!   region.
+//!   the same state, and a fault can be replayed from the region's entry
+//!   while the guest handles SIGSEGV or SIGBUS. Journaled blocks are never
+//!   chained, so one run is one region.
 //!
 //! Architecture invariant: `unsafe` is confined to [`cache`] (the mapping,
 //! copying code in, cache maintenance, patching), [`entry`] (calling into
@@ -115,10 +116,12 @@ pub use exit::StubId;
 pub use journal::JournalEntry;
 pub use lower::Decline;
 
-/// How a region is compiled.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// How a region is compiled. Blocks are registered for lookup under
+/// their guest address and their options.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CompileOptions {
     /// Record every guest store in the journal before it happens (verify
-    /// mode). Such a block is not registered for lookup and never chained.
+    /// mode, and while the guest handles memory faults). Such a block is
+    /// never chained.
     pub journal: bool,
 }

@@ -3,14 +3,17 @@
 //! and leaves the result in rax (a negative errno on failure), with rcx and
 //! r11 clobbered as the real instruction does.
 //!
-//! Host calls always go through `libc` by the host's own names (`SYS_*`),
-//! never by the guest's number, and guest structures whose layout differs
-//! on the host are converted explicitly, so the same code is right on
-//! x86-64 and arm64 hosts. Guest pointers are host pointers (identity map)
-//! and go to the host kernel as they are, so it checks them; where this
-//! layer reads or writes guest memory itself, it checks the guest owns it
-//! (EFAULT otherwise). Errno values are the same numbers on x86-64 and arm64
-//! Linux (both use `asm-generic/errno.h`), so host errnos pass through.
+//! Host calls always use the host's own names (`libc::SYS_*`), never the
+//! guest's number, and go through `host!`, whose stub a signal arriving
+//! just before the call cancels (`crate::signal::interruptible`: the
+//! guest's call is then made after its handler). Guest structures whose
+//! layout differs on the host are converted explicitly, so the same code
+//! is right on x86-64 and arm64 hosts. Guest pointers are host pointers
+//! (identity map) and go to the host kernel as they are, so it checks
+//! them; where this layer reads or writes guest memory itself, it checks
+//! the guest owns it (EFAULT otherwise). Errno values are the same numbers
+//! on x86-64 and arm64 Linux (both use `asm-generic/errno.h`), so host
+//! errnos pass through.
 //!
 //! Single-threaded guests only: fork, vfork and fork-like clones make a new
 //! process (`process`), execve re-enters aarchx or runs a host program
@@ -30,21 +33,18 @@ use aarchx_ir::GuestState;
 use crate::loader::rootfs::Rootfs;
 use crate::loader::LoadedProgram;
 use crate::mem::{Errno, GuestMemory};
+use crate::signal::interruptible;
 
-/// Makes a host system call with `u64` arguments, giving its result or the
-/// host errno.
+/// Makes a host system call with `u64` arguments, giving its result, the
+/// host errno, or `interruptible::NOT_ENTERED` when a signal arrived
+/// first during a guest system call (see `crate::signal::interruptible`).
 macro_rules! host {
     ($nr:expr $(, $arg:expr)* $(,)?) => {{
         // SAFETY: a host system call that does not map or unmap memory.
         // Pointer arguments are guest pointers (guest memory is
         // identity-mapped) or point at live locals; the kernel checks them
         // and writes only where the call says.
-        let r = unsafe { libc::syscall($nr $(, { let arg: u64 = $arg; arg })*) };
-        if r < 0 {
-            Err($crate::mem::Errno::last())
-        } else {
-            Ok(r as u64)
-        }
+        unsafe { $crate::signal::interruptible::syscall($nr, &[$({ let arg: u64 = $arg; arg }),*]) }
     }};
 }
 
@@ -75,6 +75,9 @@ const R8: usize = 8;
 const R9: usize = 9;
 const R10: usize = 10;
 const R11: usize = 11;
+
+/// Length of the `syscall` instruction.
+pub const SYSCALL_LEN: u64 = 2;
 
 const ARCH_SET_GS: u64 = 0x1001;
 const ARCH_SET_FS: u64 = 0x1002;
@@ -145,6 +148,7 @@ pub fn syscall(proc: &mut Process, state: &mut GuestState) -> SyscallOutcome {
     let nr = state.gpr[RAX];
     if nr == Sysno::rt_sigreturn as u64 {
         // Restores every register, rax, rcx and r11 included.
+        interruptible::close();
         proc.sigreturn(state);
         return SyscallOutcome::Continue;
     }
@@ -155,7 +159,14 @@ pub fn syscall(proc: &mut Process, state: &mut GuestState) -> SyscallOutcome {
         Some(sysno) => proc.dispatch(sysno, args, state, &mut outcome),
         None => proc.unimplemented(nr, None),
     };
+    interruptible::close();
     tracing::trace!(nr, name = sysno.map_or("unknown", Sysno::name), ?args, ?result, "syscall");
+    if result == Err(interruptible::NOT_ENTERED) {
+        // A signal came before the call: its handler runs, then the call.
+        tracing::debug!(nr, "a signal arrived before the host call: its handler runs first");
+        state.rip -= SYSCALL_LEN;
+        return outcome;
+    }
     if result == Err(Errno(libc::EINTR)) {
         proc.interrupted(nr);
     }

@@ -27,10 +27,10 @@
 use aarchx_ir::{GuestState, TrapKind};
 
 use super::numbers::Sysno;
-use super::{Errno, Process};
+use super::{Errno, Process, SYSCALL_LEN};
 use crate::mem::GuestMemory;
 use crate::signal::frame::{Placement, Plain, RtSigframe, Sigcontext, Siginfo, StackT, Ucontext, UC_FLAGS};
-use crate::signal::{fpstate, GuestFault};
+use crate::signal::{fpstate, interruptible, GuestFault};
 use crate::signals;
 
 const SIGKILL: u64 = 9;
@@ -81,8 +81,6 @@ const RSI: usize = 6;
 const RDI: usize = 7;
 /// Index of the direction flag in `GuestState::flags`.
 const DF: usize = 6;
-/// Length of the `syscall` instruction.
-const SYSCALL_LEN: u64 = 2;
 
 /// The x86-64 kernel `struct sigaction`: handler, flags, restorer, mask.
 type Action = [u64; 4];
@@ -463,10 +461,18 @@ impl Process {
         }
     }
 
-    /// Whether a signal is waiting to be delivered: a system call about
-    /// to start should let its handler run first.
-    pub fn signal_ready(&self) -> bool {
-        signals::pending() & !self.signals.mask != 0
+    /// A system call is about to start: whether a signal is waiting to be
+    /// delivered, whose handler should then run first. From here until a
+    /// host call of the system call enters the kernel, a signal that
+    /// arrives cancels that host call (`crate::signal::interruptible`) and
+    /// is delivered first too.
+    pub fn signal_before_syscall(&self) -> bool {
+        interruptible::open();
+        let ready = signals::pending() & !self.signals.mask != 0;
+        if ready {
+            interruptible::close();
+        }
+        ready
     }
 
     /// Notes that the system call `nr` just failed with EINTR.

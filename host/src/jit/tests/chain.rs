@@ -135,6 +135,7 @@ fn journaled_blocks_are_not_chained() {
     let a = jit.compile(&region(A), CompileOptions { journal: true }).expect("compiles");
     jit.compile(&region(B), CompileOptions::default()).expect("compiles");
     assert!(jit.lookup(0x1000).is_none());
+    assert_eq!(jit.lookup_with(0x1000, CompileOptions { journal: true }), Some(a), "registered as journaled");
     let mut state = GuestState { rip: 0x1000, ..GuestState::default() };
     state.gpr[1] = 3;
     // SAFETY: no memory access.
