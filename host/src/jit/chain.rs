@@ -3,11 +3,19 @@
 //!
 //! ```text
 //!         add  sp, sp, #frame      ; leave the block's frame
-//!         subs x26, x26, #1        ; chain budget
+//!         subs x26, x26, #1        ; chain budget (backward exits only)
 //!         b.eq slow
 //! patch:  b    slow                ; linked: b <target block>
 //! slow:   rip = ADDR; x0 = exit code with the stub index; b <trampoline exit>
 //! ```
+//!
+//! Only an exit whose target is at or below its region's entry address
+//! counts against the budget: in a cycle of chained regions some exit
+//! goes to an address no higher than its own region's entry (the entries
+//! cannot all increase around a cycle), so every chained loop still meets
+//! a budget check, and the forward exits of straight-line code cost two
+//! instructions less. Indirect exits probing the target cache always
+//! count.
 //!
 //! Linking rewrites the one aligned instruction at `patch` to branch into
 //! the target block's code; unlinking writes the original `b slow` back.

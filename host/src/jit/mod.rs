@@ -50,10 +50,11 @@
 //!   time it runs it returns to Rust with its stub index; [`Jit::link`]
 //!   then rewrites one aligned `b` in place to jump straight into the
 //!   target block. Each block keeps the list of stubs linked into it so
-//!   [`Jit::invalidate`] can unlink them. Every chained transition
-//!   decrements a budget (x26); at zero the block returns to Rust, so a
-//!   hot loop of chained blocks cannot starve pending work (signals,
-//!   other threads' requests) forever.
+//!   [`Jit::invalidate`] can unlink them. Every backward chained
+//!   transition (and every indirect one) decrements a budget (x26); at
+//!   zero the block returns to Rust, so a hot loop of chained blocks
+//!   cannot starve pending work (signals, other threads' requests)
+//!   forever (see [`chain`] for why backward ones suffice).
 //! - [`journal`]: with [`CompileOptions::journal`], every guest store first
 //!   records (address, size, old bytes), so verify mode can roll memory
 //!   back after running the translated code and run the interpreter from

@@ -13,7 +13,7 @@
 //! back on the way out to Rust, so whenever Rust looks at the state
 //! struct (the dispatcher, system calls, signal delivery, verify mode)
 //! it holds every register. A helper `call` writes back the pinned
-//! registers its helper reads and reloads the ones it writes. The other
+//! registers its helper reads or writes and reloads the ones it writes. The other
 //! guest registers, the flags and `rip` live in the state struct, each
 //! IR `set` storing to it where it stands (`rip` only at exits and before
 //! helper calls). A fault in translated code leaves through the

@@ -195,13 +195,17 @@ impl Process {
 }
 
 /// The qemu-aarch64 to run an aarch64 aarchx with on a host that cannot
-/// execute it: `$AARCHX_QEMU`, else `qemu-aarch64` in `PATH`.
+/// execute it: `$AARCHX_QEMU` (a bare name is looked up in `PATH`), else
+/// `qemu-aarch64` in `PATH`.
 fn qemu() -> Option<PathBuf> {
-    if let Some(q) = std::env::var_os("AARCHX_QEMU").filter(|q| !q.is_empty()) {
-        return Some(PathBuf::from(q));
+    let name =
+        std::env::var_os("AARCHX_QEMU").filter(|q| !q.is_empty()).map_or_else(|| "qemu-aarch64".into(), PathBuf::from);
+    if name.components().count() > 1 {
+        return Some(name);
     }
+    // A bare name is looked up in PATH, as a shell would (execve does not).
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join("qemu-aarch64")).find(|p| p.is_file())
+    std::env::split_paths(&path).map(|dir| dir.join(&name)).find(|p| p.is_file())
 }
 
 /// The host execve. Returns only on failure.

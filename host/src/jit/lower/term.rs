@@ -4,8 +4,8 @@
 //! read it), and lazily: the last mark's address is stored before a call
 //! and before each branch between IR blocks. Exits and traps always
 //! write `rip`. A helper `call` stores the pinned guest registers its
-//! helper reads into the state struct first and reloads the ones it
-//! writes after (see `crate::jit::regs`).
+//! helper reads or writes into the state struct first and reloads the
+//! ones it writes after (see `crate::jit::regs`).
 //!
 //! An `exit` of kind jump or call becomes a chainable stub (see
 //! [`crate::jit::chain`]) unless the block is journaled; every other exit
@@ -25,7 +25,7 @@ use crate::jit::context::{OFF_CALL_HELPER, OFF_IBTC};
 use crate::jit::exit::StubId;
 use crate::jit::exit::{exit_code, trap_code};
 use crate::jit::ibtc;
-use crate::jit::regs::{pinned, BUDGET_REG, CTX_REG, STATE_REG};
+use crate::jit::regs::{BUDGET_REG, CTX_REG, PINNED, STATE_REG};
 
 const OFF_RIP: u32 = GuestState::OFFSET_RIP as u32;
 
@@ -40,7 +40,8 @@ impl Lowerer<'_> {
             Opcode::Call => {
                 self.flush_rip();
                 let helper = Helper::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
-                self.pinned_to_state(helper.reads(), true);
+                // What it writes too: it may leave a register as it was.
+                self.pinned_to_state(&[helper.reads(), helper.writes()], true);
                 let id = u32::from(d.aux);
                 a64!(self.ops
                     ; movz w0, #id
@@ -48,7 +49,7 @@ impl Lowerer<'_> {
                     ; mov x2, X(CTX_REG)
                 );
                 self.call_ctx(OFF_CALL_HELPER);
-                self.pinned_to_state(helper.writes(), false);
+                self.pinned_to_state(&[helper.writes()], false);
             }
             Opcode::Jump => {
                 self.flush_rip();
@@ -110,11 +111,13 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// Stores (`store`) the pinned registers among `regs` into the state
-    /// struct, or loads them from it.
-    fn pinned_to_state(&mut self, regs: &[Reg], store: bool) {
-        for &reg in regs {
-            let Some(host) = pinned(reg) else { continue };
+    /// Stores (`store`) the pinned registers in any of `sets` into the
+    /// state struct, or loads them from it.
+    fn pinned_to_state(&mut self, sets: &[&[Reg]], store: bool) {
+        for (reg, host) in PINNED {
+            if !sets.iter().any(|s| s.contains(&reg)) {
+                continue;
+            }
             let off = GuestState::offset_of(reg) as u32;
             if store {
                 a64!(self.ops; str X(host), [X(STATE_REG), #off]);
@@ -138,10 +141,13 @@ impl Lowerer<'_> {
         let chainable = matches!(kind, ExitKind::Jump | ExitKind::Call) && !self.options.journal;
         let stub = if chainable {
             let id = StubId(self.first_stub + self.stubs.len() as u32);
-            a64!(self.ops
-                ; subs X(BUDGET_REG), XSP(BUDGET_REG), #1
-                ; b.eq >slow
-            );
+            // Only a backward exit counts (see `crate::jit::chain`).
+            if target <= self.r.entry {
+                a64!(self.ops
+                    ; subs X(BUDGET_REG), XSP(BUDGET_REG), #1
+                    ; b.eq >slow
+                );
+            }
             let patch = self.ops.offset().0 as u32;
             a64!(self.ops
                 ; b >slow
