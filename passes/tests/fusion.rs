@@ -4,29 +4,19 @@
 //! keep the semantics is checked against the interpreter in
 //! `host/tests/transforms.rs`.)
 
+mod common;
+
 use aarchx_ir::print::print;
 use aarchx_ir::verify::verify;
 use aarchx_ir::{Opcode, Region};
-use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
+use aarchx_pass::{MemoryModel, Pass, PassContext, TranslationConfig};
 use aarchx_passes::cond_fusion::CondFusion;
 use aarchx_passes::dce::Dce;
 use aarchx_passes::dead_flags::DeadFlags;
 use aarchx_passes::decode::Decode;
 use aarchx_passes::state_forward::StateForward;
+use common::{Bytes, BASE};
 use iced_x86::code_asm::*;
-
-const BASE: u64 = 0x1000;
-
-struct Bytes(Vec<u8>);
-
-impl GuestCode for Bytes {
-    fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
-        let Some(src) = addr.checked_sub(BASE).and_then(|o| self.0.get(o as usize..)) else { return 0 };
-        let n = src.len().min(buf.len());
-        buf[..n].copy_from_slice(&src[..n]);
-        n
-    }
-}
 
 /// Lifts `code` and runs the passes; returns the region.
 fn optimise(code: Vec<u8>) -> Region {

@@ -3,27 +3,16 @@
 //! registers, later extensions) become `trap ill` with nothing else
 //! emitted. The semantics are checked against the CPU by the oracle tests.
 
+mod common;
+
 use aarchx_ir::print::print;
 use aarchx_ir::verify::verify;
 use aarchx_ir::Region;
-use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
+use aarchx_pass::{MemoryModel, Pass, PassContext, TranslationConfig};
 use aarchx_passes::decode::Decode;
+use common::{Bytes, BASE};
 use iced_x86::code_asm::*;
 use iced_x86::IcedError;
-
-const BASE: u64 = 0x1000;
-
-struct Bytes(Vec<u8>);
-
-impl GuestCode for Bytes {
-    fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
-        let start = (addr - BASE) as usize;
-        let src = self.0.get(start..).unwrap_or(&[]);
-        let n = src.len().min(buf.len());
-        buf[..n].copy_from_slice(&src[..n]);
-        n
-    }
-}
 
 type Asm = fn(&mut CodeAssembler) -> Result<(), IcedError>;
 

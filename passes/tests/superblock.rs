@@ -4,25 +4,15 @@
 //! output. (That superblocks run like the code they come from is checked
 //! by the guest programs against native runs, `host/tests/guests.rs`.)
 
+mod common;
+
 use aarchx_ir::verify::verify;
 use aarchx_ir::{ExitKind, Opcode, Region};
-use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
+use aarchx_pass::{MemoryModel, Pass, PassContext, TranslationConfig};
 use aarchx_passes::decode::Decode;
+use common::{Bytes, BASE};
 use iced_x86::code_asm::*;
 use iced_x86::BlockEncoderOptions;
-
-const BASE: u64 = 0x1000;
-
-struct Bytes(Vec<u8>);
-
-impl GuestCode for Bytes {
-    fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
-        let Some(src) = addr.checked_sub(BASE).and_then(|o| self.0.get(o as usize..)) else { return 0 };
-        let n = src.len().min(buf.len());
-        buf[..n].copy_from_slice(&src[..n]);
-        n
-    }
-}
 
 /// Assembles `build` at `BASE`; returns the bytes and each label's address.
 fn assemble(
