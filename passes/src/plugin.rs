@@ -57,8 +57,10 @@ pub enum DeadFlags {}
 
 impl Registered for Decode {
     const INFO: &'static PassInfo = &decode::INFO;
-    const OPTIONS: &'static [OptionDescriptor] =
-        &[OptionDescriptor::int(decode::INFO.options[0].name, 64, decode::INFO.options[0].doc)];
+    const OPTIONS: &'static [OptionDescriptor] = &[
+        OptionDescriptor::int(decode::INFO.options[0].name, 64, decode::INFO.options[0].doc),
+        OptionDescriptor::bool(decode::INFO.options[1].name, true, decode::INFO.options[1].doc),
+    ];
 }
 
 impl Registered for DeadFlags {
