@@ -246,10 +246,9 @@ fn block_profile_adds_up_and_hashes_the_programs_bytes() {
                 &format!(r#"(name: "block-profile", options: {{"output": {:?}}})"#, tsv.display().to_string()),
             ],
         );
-        let text = std::fs::read_to_string(&p).expect("policy").replace(
-            r#"(name: "decode")"#,
-            r#"(name: "decode", options: {"follow": false})"#,
-        );
+        let text = std::fs::read_to_string(&p)
+            .expect("policy")
+            .replace(r#"(name: "decode")"#, r#"(name: "decode", options: {"follow": false})"#);
         std::fs::write(&p, text).expect("write policy");
         let o = under(&p, name, &[]);
         let n = *reported(&o).first().unwrap_or_else(|| panic!("{name}: no insn-count report\n{}", describe(&o)));
