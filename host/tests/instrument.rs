@@ -40,11 +40,12 @@ const STARTUP_SLACK: u64 = 6_000;
 /// fires (its count depends on speed); `sig_raise` kills itself with a
 /// signal, which ends aarchx before its report; the others run several
 /// processes whose interleaving (pipe reads, wait polling, which child
-/// reports) changes from run to run, and `fork_exec` and `files` make
-/// randomly named files (mkstemp/mkdtemp: the name's bytes change the work
-/// done); `sig_syscall_race`'s rounds take as many tries as the timer's
+/// reports) changes from run to run, and `fork_exec`, `files`, `fdevents`,
+/// `getdents` and `sockets` make randomly named files (mkstemp/mkdtemp
+/// draw their names by rejection sampling, so the work done changes from
+/// run to run); `sig_syscall_race`'s rounds take as many tries as the timer's
 /// races make them.
-const NOT_COMPARABLE: [&str; 9] = [
+const NOT_COMPARABLE: [&str; 12] = [
     "sig_alarm",
     "sig_raise",
     "fork_exec",
@@ -53,6 +54,9 @@ const NOT_COMPARABLE: [&str; 9] = [
     "sig_chld",
     "sig_wait",
     "files",
+    "fdevents",
+    "getdents",
+    "sockets",
     "sig_syscall_race",
 ];
 

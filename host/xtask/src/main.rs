@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The target triple of the arm64 build.
@@ -440,19 +441,26 @@ fn demo(cx: &Cx) -> Result {
 // ---------------------------------------------------------------------------
 // test
 
-/// Counts from cargo test's `test result:` lines.
+/// Counts from cargo test's `test result:` lines, and how long each test
+/// binary ran (named by the `Running` line cargo prints on stderr before
+/// it), so the summary shows where CI's time goes.
 #[derive(Default)]
 struct Counts {
     passed: u64,
     failed: u64,
     ignored: u64,
+    times: Vec<(String, f64)>,
 }
 
 impl Counts {
-    fn add_line(&mut self, line: &str) {
-        // "test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; ..."
+    fn add_line(&mut self, line: &str, running: &str) {
+        // "test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 3.21s"
         let Some(rest) = line.strip_prefix("test result: ") else { return };
         for part in rest.split(';') {
+            if let Some(t) = part.trim().strip_prefix("finished in ").and_then(|t| t.strip_suffix('s')) {
+                self.times.push((running.to_string(), t.parse().unwrap_or(0.0)));
+                continue;
+            }
             let mut words = part.split_whitespace().rev();
             let (Some(what), Some(n)) = (words.next(), words.next()) else { continue };
             let Ok(n) = n.parse::<u64>() else { continue };
@@ -463,6 +471,14 @@ impl Counts {
                 _ => {}
             }
         }
+    }
+
+    /// The test binaries that ran longest, slowest first.
+    fn slowest(&self, n: usize) -> Vec<(String, f64)> {
+        let mut t = self.times.clone();
+        t.sort_by(|a, b| b.1.total_cmp(&a.1));
+        t.truncate(n);
+        t
     }
 }
 
@@ -487,16 +503,36 @@ fn cargo_test(cx: &Cx, counts: &mut Counts) -> Result {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run `{}`: {e}", show(&cmd)))?;
+    // cargo names each test binary on stderr ("Running tests/x.rs (...)")
+    // before its output starts on stdout.
+    let running = Arc::new(Mutex::new(String::new()));
+    let err_reader = child.stderr.take().map(|err| {
+        let running = Arc::clone(&running);
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines() {
+                let Ok(line) = line else { break };
+                eprintln!("{line}");
+                if let Some(what) = line.trim_start().strip_prefix("Running ") {
+                    let name = what.split(" (").next().unwrap_or(what).to_string();
+                    *running.lock().unwrap_or_else(|e| e.into_inner()) = name;
+                }
+            }
+        })
+    });
     if let Some(out) = child.stdout.take() {
         for line in BufReader::new(out).lines() {
             let Ok(line) = line else { break };
             println!("{line}");
-            counts.add_line(&line);
+            counts.add_line(&line, &running.lock().unwrap_or_else(|e| e.into_inner()));
         }
     }
     let status = child.wait().map_err(|e| e.to_string())?;
+    if let Some(r) = err_reader {
+        r.join().map_err(|_| "the stderr reader of cargo test panicked".to_string())?;
+    }
     if status.success() {
         Ok(())
     } else {
@@ -517,6 +553,7 @@ fn test(cx: &Cx) -> Result {
         summary.last().is_some_and(|s| s.1.is_ok())
     };
 
+    let mut slowest = Vec::new();
     // Without the toolchain nothing else can work; the other steps go on
     // after a failure so the summary shows as much as possible.
     if step("setup", &mut || setup(cx)) {
@@ -528,6 +565,7 @@ fn test(cx: &Cx) -> Result {
         step("cargo test", &mut || cargo_test(cx, &mut counts));
         let last = summary.last_mut().expect("a step ran");
         last.0 = format!("cargo test ({} passed, {} failed, {} ignored)", counts.passed, counts.failed, counts.ignored);
+        slowest = counts.slowest(8);
     }
 
     println!("\n==== summary ({})", secs(started.elapsed()));
@@ -536,6 +574,12 @@ fn test(cx: &Cx) -> Result {
         let mark = if result.is_ok() { "ok    " } else { "FAILED" };
         failed += usize::from(result.is_err());
         println!("  {mark}  {name:<55} {:>8}", secs(*time));
+    }
+    if !slowest.is_empty() {
+        println!("  slowest test binaries:");
+        for (name, t) in &slowest {
+            println!("          {name:<55} {:>8}", secs(Duration::from_secs_f64(*t)));
+        }
     }
     if failed == 0 {
         println!("all steps passed");
