@@ -7,9 +7,10 @@
 //! exit (`jump` or `call` to a known address) the pass looks ahead in the
 //! guest code at the target, up to `lookahead` instructions of straight-line
 //! code: a flag that is written there before it is read is dead at the
-//! exit. A block's last write of a flag that only one of its branch targets
-//! reads moves into that target (typically a loop's exit path). What
-//! computed a removed flag is left for `dce`, or `sink`.
+//! exit. A block's last write of a flag that some path below one of its
+//! branch targets does not read moves down into the targets that read it
+//! (a loop's exit path, the miss side of a superblock's checked `ret`).
+//! What computed a removed flag is left for `dce`, or `sink`.
 //!
 //! Like the removal inside a region, this trusts that the code at the
 //! target runs next: a signal delivered at that boundary, or a fault before
@@ -20,6 +21,8 @@
 use aarchx_ir::{ExitKind, Format, Opcode, Reg, Region, Value};
 use aarchx_pass::{GuestCode, OptionSpec, OptionValue, Options, Pass, PassContext, PassError, PassInfo, Stage};
 use iced_x86::{Decoder, DecoderOptions, FlowControl, Mnemonic, RflagsBits};
+
+use crate::walk::preorder;
 
 pub static INFO: PassInfo = PassInfo {
     name: "dead-flags",
@@ -92,12 +95,23 @@ fn live_at(code: &dyn GuestCode, addr: u64, limit: usize) -> FlagSet {
 }
 
 /// Flags live at the end of `block`, given the live-in sets of all blocks
-/// and the flags live at each block's exit target (`exit_live`).
-fn live_out(region: &Region, block: usize, live_in: &[FlagSet], exit_live: &[FlagSet]) -> FlagSet {
+/// (joined over its successors with `join`) and the flags live at each
+/// block's exit target (`exit_live`).
+fn live_out(
+    region: &Region,
+    block: usize,
+    live_in: &[FlagSet],
+    exit_live: &[FlagSet],
+    join: fn(FlagSet, FlagSet) -> FlagSet,
+) -> FlagSet {
     let Some(last) = region.blocks[block].insts.last() else { return ALL };
     let term = region.inst(*last);
     match term.op.format() {
-        Format::Jump | Format::Brif => term.successors().iter().fold(0, |acc, s| acc | live_in[*s as usize]),
+        Format::Jump | Format::Brif => {
+            let mut s = term.successors().iter().map(|s| live_in[*s as usize]);
+            let first = s.next().unwrap_or(ALL);
+            s.fold(first, join)
+        }
         Format::Exit => exit_live[block],
         _ => ALL,
     }
@@ -140,44 +154,64 @@ impl Pass for DeadFlags {
                 }
             })
             .collect();
-        // Backward dataflow to a fixed point (rep loops make cycles).
-        let mut live_in = vec![0 as FlagSet; n];
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for b in (0..n).rev() {
-                let (live, _) = transfer(region, b, live_out(region, b, &live_in, &exit_live));
-                if live != live_in[b] {
-                    live_in[b] = live;
-                    changed = true;
-                }
-            }
-        }
+        let live_in = fixed_point(region, &exit_live, 0, |acc, s| acc | s);
         for b in 0..n {
-            let (_, keep) = transfer(region, b, live_out(region, b, &live_in, &exit_live));
+            let (_, keep) = transfer(region, b, live_out(region, b, &live_in, &exit_live, |acc, s| acc | s));
             region.blocks[b].insts = keep;
         }
-        sink_partly_live(region, &live_in);
+        // Flags read on every path from each block's start.
+        let must_in = fixed_point(region, &exit_live, ALL, |acc, s| acc & s);
+        sink_partly_live(region, &live_in, &must_in);
         Ok(())
     }
 }
 
-/// Moves a block's last write of a flag that only one of its branch
-/// targets reads into that target (or both, when both read it), so a
-/// loop's back edge does not compute the flags its exit path needs. Only
-/// into targets whose single predecessor is the block: the written value
-/// is defined there, so it dominates the target.
-fn sink_partly_live(region: &mut Region, live_in: &[FlagSet]) {
+/// Backward dataflow over the blocks to a fixed point (rep loops and
+/// back edges make cycles), from `init` in every block, joining the
+/// successors' sets with `join`: union gives the flags live at each
+/// block's start, intersection (from ALL down) the flags read on every
+/// path.
+fn fixed_point(
+    region: &Region,
+    exit_live: &[FlagSet],
+    init: FlagSet,
+    join: fn(FlagSet, FlagSet) -> FlagSet,
+) -> Vec<FlagSet> {
     let n = region.blocks.len();
-    let preds = region.predecessor_counts();
-    for b in 0..n {
+    let mut sets = vec![init; n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..n).rev() {
+            let (set, _) = transfer(region, b, live_out(region, b, &sets, exit_live, join));
+            if set != sets[b] {
+                sets[b] = set;
+                changed = true;
+            }
+        }
+    }
+    sets
+}
+
+/// Moves a block's last write of a flag into its branch targets when some
+/// path from one of them does not read it: into the target that reads it,
+/// or a copy into each when both do. The written value is defined in the
+/// block, so it dominates targets whose single predecessor the block is
+/// (the only ones taken). Blocks are visited parents first, so a write
+/// goes on down to where the paths that need it split from those that do
+/// not: a loop's back edge does not compute the flags its exit path needs,
+/// and a superblock's hot path not those the miss side of a checked `ret`
+/// needs.
+fn sink_partly_live(region: &mut Region, live_in: &[FlagSet], must_in: &[FlagSet]) {
+    let (order, parent) = preorder(region);
+    for b in order {
         let Some(&last) = region.blocks[b].insts.last() else { continue };
         let term = *region.inst(last);
         if term.op != Opcode::Brif {
             continue;
         }
         let succs = [term.args[1] as usize, term.args[2] as usize];
-        if succs.iter().any(|s| *s == b || preds[*s] != 1) {
+        if succs.iter().any(|s| parent[*s] != Some(b)) {
             continue;
         }
         // Walk back from the terminator: the last write of each flag with
@@ -187,7 +221,7 @@ fn sink_partly_live(region: &mut Region, live_in: &[FlagSet]) {
         for v in region.blocks[b].insts.iter().rev() {
             let d = region.inst(*v);
             let Some(bit) = flag_bit(d.reg()).filter(|_| matches!(d.op, Opcode::Set | Opcode::Get)) else { continue };
-            if d.op == Opcode::Set && seen & bit == 0 && succs.iter().any(|s| live_in[*s] & bit == 0) {
+            if d.op == Opcode::Set && seen & bit == 0 && succs.iter().any(|s| must_in[*s] & bit == 0) {
                 moved.push(*v);
             }
             seen |= bit;
@@ -267,6 +301,93 @@ block2:
   exit jump 0x3000
 "
         );
+    }
+
+    #[test]
+    fn a_write_read_only_on_miss_paths_goes_down_to_each_of_them() {
+        // The shape of a superblock with two checked `ret`s: zf, written
+        // first, is read on both miss paths (block2, block4) and
+        // overwritten on the hot path (block3).
+        let out = run_pass(
+            &mut DeadFlags { lookahead: 16 },
+            "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = iconst.i64 0x0
+  v2 = icmp.i64 eq v0, v1
+  set zf, v2
+  v3 = load.i64 v0
+  v4 = icmp.i64 eq v3, v1
+  brif v4, block1, block2
+block1:
+  v5 = load.i64 v3
+  v6 = icmp.i64 eq v5, v1
+  brif v6, block3, block4
+block2:
+  exit_indirect ret v3
+block3:
+  set zf, v6
+  exit jump 0x2000
+block4:
+  exit_indirect ret v5
+",
+        );
+        assert_eq!(
+            out,
+            "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = iconst.i64 0x0
+  v2 = icmp.i64 eq v0, v1
+  v3 = load.i64 v0
+  v4 = icmp.i64 eq v3, v1
+  brif v4, block1, block2
+block1:
+  v5 = load.i64 v3
+  v6 = icmp.i64 eq v5, v1
+  brif v6, block3, block4
+block2:
+  set zf, v2
+  exit_indirect ret v3
+block3:
+  set zf, v6
+  exit jump 0x2000
+block4:
+  set zf, v2
+  exit_indirect ret v5
+"
+        );
+    }
+
+    #[test]
+    fn a_write_every_path_reads_stays() {
+        let text = "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = iconst.i64 0x0
+  v2 = icmp.i64 eq v0, v1
+  set zf, v2
+  v3 = load.i64 v0
+  v4 = icmp.i64 eq v3, v1
+  brif v4, block1, block2
+block1:
+  v5 = load.i64 v3
+  v6 = icmp.i64 eq v5, v1
+  brif v6, block3, block4
+block2:
+  exit_indirect ret v3
+block3:
+  v7 = get zf
+  set cf, v7
+  set zf, v6
+  exit jump 0x2000
+block4:
+  exit_indirect ret v5
+";
+        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16 }, text), text);
     }
 
     #[test]

@@ -1,8 +1,9 @@
-//! The walk the forwarding passes share: blocks in an order where a
-//! block's single predecessor comes before it, each block starting from
-//! the state its single predecessor ended with (a value defined there
-//! dominates the block), or from the default state when it has several
-//! predecessors or none.
+//! The walks the passes share: blocks in an order where a block's single
+//! predecessor comes before it, each block starting from the state its
+//! single predecessor ended with (a value defined there dominates the
+//! block), or from the default state when it has several predecessors or
+//! none; and the dominance that single-predecessor links give, for the
+//! passes that move code down into branches.
 
 use aarchx_ir::Region;
 
@@ -37,4 +38,50 @@ pub fn extended_blocks<S: Clone + Default>(region: &mut Region, mut visit: impl 
             }
         }
     }
+}
+
+/// The blocks of `region` reachable from the entry, each after its single
+/// predecessor (depth-first preorder), and each block's dominating parent
+/// (its predecessor when it has exactly one, and not itself).
+pub fn preorder(region: &Region) -> (Vec<usize>, Vec<Option<usize>>) {
+    let n = region.blocks.len();
+    let preds = region.predecessor_counts();
+    let mut parent = vec![None; n];
+    let mut order = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    let mut work = vec![0usize];
+    while let Some(b) = work.pop() {
+        if b >= n || seen[b] {
+            continue;
+        }
+        seen[b] = true;
+        order.push(b);
+        let Some(&last) = region.blocks[b].insts.last() else { continue };
+        for &s in region.inst(last).successors().iter().rev() {
+            let s = s as usize;
+            if preds[s] == 1 && s != b && s != 0 {
+                parent[s] = Some(b);
+            }
+            work.push(s);
+        }
+    }
+    (order, parent)
+}
+
+/// Whether block `u` is `s` or dominated by it through single-predecessor
+/// links (an index past the blocks is in none).
+pub fn below(parent: &[Option<usize>], mut u: usize, s: usize) -> bool {
+    if u >= parent.len() {
+        return false;
+    }
+    for _ in 0..parent.len() {
+        if u == s {
+            return true;
+        }
+        match parent[u] {
+            Some(p) => u = p,
+            None => return false,
+        }
+    }
+    false
 }
