@@ -39,13 +39,16 @@ static FAULT_SIG: AtomicI32 = AtomicI32::new(0);
 static FAULT_CODE: AtomicI32 = AtomicI32::new(0);
 static FAULT_ADDR: AtomicU64 = AtomicU64::new(0);
 
-/// The JIT run in progress: its code range (empty between runs), the
-/// trampoline's exit sequence and the address of the stack-pointer slot
-/// the trampoline filled on entry.
+/// The JIT run in progress: its code range (empty between runs), where
+/// translated blocks start in it (past the trampoline), the trampoline's
+/// exit sequence, the address of the stack-pointer slot the trampoline
+/// filled on entry and that of the context's target-cache pointer.
 static JIT_START: AtomicUsize = AtomicUsize::new(0);
 static JIT_END: AtomicUsize = AtomicUsize::new(0);
+static JIT_BLOCKS: AtomicUsize = AtomicUsize::new(0);
 static JIT_EXIT: AtomicUsize = AtomicUsize::new(0);
 static JIT_SP_SLOT: AtomicUsize = AtomicUsize::new(0);
+static JIT_IBTC_SLOT: AtomicUsize = AtomicUsize::new(0);
 
 fn bit(sig: i32) -> u64 {
     1 << (sig - 1)
@@ -76,7 +79,35 @@ extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_v
     // otherwise referenced.
     unsafe { record(sig, info) };
     // SAFETY: as above.
-    cancel_syscall(unsafe { &mut *uc.cast::<libc::ucontext_t>() });
+    let uc = unsafe { &mut *uc.cast::<libc::ucontext_t>() };
+    cut_jit_run(uc);
+    cancel_syscall(uc);
+}
+
+/// Brings a JIT run in progress back to the dispatcher soon, for the
+/// signal just recorded: its indirect branches miss from now on (the
+/// context's target-cache pointer is swapped for a table with no entries;
+/// `Jit::run` puts the real one back), and when the signal interrupted a
+/// translated block itself, its next budget check (every backward exit)
+/// finds the chain budget spent. Interrupted elsewhere (a helper, the
+/// trampoline, whose x26 is not the budget yet or any more), the budget
+/// still bounds the delay.
+fn cut_jit_run(uc: &mut libc::ucontext_t) {
+    let slot = JIT_IBTC_SLOT.load(SeqCst);
+    if JIT_END.load(SeqCst) == 0 || slot == 0 {
+        return;
+    }
+    // SAFETY: `slot` is the `ibtc` field of the live JIT context of the
+    // run in progress (registered by `jit_enter`, cleared by `jit_leave`);
+    // translated code on this thread only reads it, with plain loads that
+    // this store, made between two of its instructions, cannot tear.
+    unsafe { std::ptr::write_volatile(slot as *mut usize, crate::jit::ibtc::NO_ENTRIES.as_ptr() as usize) };
+    #[cfg(target_arch = "aarch64")]
+    if (JIT_BLOCKS.load(SeqCst)..JIT_END.load(SeqCst)).contains(&context::pc(uc)) {
+        uc.uc_mcontext.regs[usize::from(crate::jit::regs::BUDGET_REG)] = 1;
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    let _ = uc;
 }
 
 /// Sends code about to enter the kernel for a guest system call to the
@@ -297,10 +328,14 @@ pub unsafe fn leave_jit_run(fault: GuestFault) -> ! {
 
 /// Registers the JIT run about to start: faults with a pc in `code` are
 /// the guest's; they leave through `exit` with the stack pointer stored
-/// at `sp_slot`.
-pub fn jit_enter(code: std::ops::Range<usize>, exit: usize, sp_slot: *const u64) {
+/// at `sp_slot`. Translated blocks start at `blocks` (in `code`); a
+/// signal to deliver redirects the target-cache pointer at `ibtc_slot`
+/// (see [`cut_jit_run`]).
+pub fn jit_enter(code: std::ops::Range<usize>, blocks: usize, exit: usize, sp_slot: *const u64, ibtc_slot: *mut usize) {
     JIT_EXIT.store(exit, SeqCst);
     JIT_SP_SLOT.store(sp_slot as usize, SeqCst);
+    JIT_IBTC_SLOT.store(ibtc_slot as usize, SeqCst);
+    JIT_BLOCKS.store(blocks, SeqCst);
     JIT_START.store(code.start, SeqCst);
     JIT_END.store(code.end, SeqCst);
 }
@@ -309,6 +344,7 @@ pub fn jit_enter(code: std::ops::Range<usize>, exit: usize, sp_slot: *const u64)
 pub fn jit_leave() {
     JIT_END.store(0, SeqCst);
     JIT_START.store(0, SeqCst);
+    JIT_IBTC_SLOT.store(0, SeqCst);
 }
 
 /// Kills this process with `sig`, as the default action of a guest fault

@@ -132,6 +132,15 @@ impl Jit {
         let first_stub = self.stubs.next_id();
         let lowered = lower::lower(region, at, self.trampoline.exit_addr(), first_stub, options)?;
         let code = self.cache.push(at, &lowered.code).ok_or(Decline::CacheFull)?;
+        if tracing::enabled!(target: "aarchx::jit::code", tracing::Level::TRACE) {
+            // The words, for `objdump -b binary -m aarch64` (docs/codegen.md).
+            let words: Vec<String> = lowered
+                .code
+                .chunks(4)
+                .map(|w| format!("{:08x}", u32::from_le_bytes(w.try_into().unwrap_or([0; 4]))))
+                .collect();
+            tracing::trace!(target: "aarchx::jit::code", guest = format_args!("{:#x}", region.entry), host = format_args!("{code:#x}"), "arm64 code {}", words.join(" "));
+        }
         let id = BlockId(self.blocks.len() as u32);
         let stubs = self.stubs.add(code, &lowered.stubs);
         if let Some(old) = self.by_addr.get(&(region.entry, options)).copied() {
@@ -207,6 +216,9 @@ impl Jit {
         let mut helpers: &mut dyn FnMut(Helper, &mut GuestState) = helpers;
         self.ctx.set_helpers(&mut helpers);
         self.ctx.budget = self.chain_budget;
+        // A signal during the last run may have left it pointing at the
+        // empty table (`crate::signals`).
+        self.ctx.ibtc = self.ibtc.as_mut_ptr();
         // SAFETY: `code` is the entry of a block this JIT generated for the
         // trampoline's contract; the context outlives the call and its
         // helper pointer refers to `helpers`, alive until the call returns;

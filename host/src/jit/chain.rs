@@ -14,8 +14,9 @@
 //! goes to an address no higher than its own region's entry (the entries
 //! cannot all increase around a cycle), so every chained loop still meets
 //! a budget check, and the forward exits of straight-line code cost two
-//! instructions less. Indirect exits probing the target cache always
-//! count.
+//! instructions less. Indirect exits probing the target cache do not
+//! count: a signal to deliver empties the table they probe, and sets the
+//! budget of an interrupted block to its last step (`crate::signals`).
 //!
 //! Linking rewrites the one aligned instruction at `patch` to branch into
 //! the target block's code; unlinking writes the original `b slow` back.

@@ -2,7 +2,8 @@
 //!
 //! `enter(state, ctx, code) -> exit code` is an `extern "C"` function:
 //! it saves the callee-saved registers of AAPCS64 (x19-x28, the frame
-//! pair x29/x30, d8-d15), records the stack pointer in the context's
+//! pair x29/x30, d8-d15), reserves [`SPILL_AREA`] bytes of stack for the
+//! blocks' value slots, records the stack pointer in the context's
 //! `entry_sp` (where a guest fault re-enters the exit sequence), pins
 //! `state` in x28 and `ctx` in x27, loads the chain budget into x26 and
 //! the pinned guest registers from the state, and branches to `code`.
@@ -23,7 +24,7 @@ use aarchx_ir::GuestState;
 
 use super::cache::CodeCache;
 use super::context::{JitContext, OFF_BUDGET, OFF_ENTRY_SP};
-use super::regs::{PINNED, STATE_REG};
+use super::regs::{PINNED, SPILL_AREA, STATE_REG};
 
 type EnterFn = unsafe extern "C" fn(*mut GuestState, *mut JitContext, usize) -> u64;
 
@@ -36,6 +37,8 @@ pub struct Trampoline {
     fault_exit: usize,
     /// The code cache it enters: where translated code runs.
     cache: std::ops::Range<usize>,
+    /// Where the blocks start in it: past the trampoline.
+    blocks: usize,
 }
 
 impl Trampoline {
@@ -56,6 +59,7 @@ impl Trampoline {
             ; stp d10, d11, [sp, #-16]!
             ; stp d12, d13, [sp, #-16]!
             ; stp d14, d15, [sp, #-16]!
+            ; sub sp, sp, #SPILL_AREA
             ; mov x28, x0
             ; mov x27, x1
             ; mov x9, sp
@@ -75,6 +79,7 @@ impl Trampoline {
         let fault_exit = ops.offset().0;
         dynasm!(ops
             ; .arch aarch64
+            ; add sp, sp, #SPILL_AREA
             ; ldp d14, d15, [sp], #16
             ; ldp d12, d13, [sp], #16
             ; ldp d10, d11, [sp], #16
@@ -89,7 +94,13 @@ impl Trampoline {
         );
         let code = ops.finalize().map_err(|e| e.to_string())?;
         let enter = cache.push(at, &code).ok_or("no room for the trampoline")?;
-        Ok(Trampoline { enter, exit: enter + exit, fault_exit: enter + fault_exit, cache: cache.range() })
+        Ok(Trampoline {
+            enter,
+            exit: enter + exit,
+            fault_exit: enter + fault_exit,
+            cache: cache.range(),
+            blocks: enter + code.len(),
+        })
     }
 
     /// Where blocks branch to leave (exit code in x0).
@@ -109,7 +120,13 @@ impl Trampoline {
         // SAFETY: `enter` is the address of the code generated above,
         // which follows the C calling convention of `EnterFn`.
         let f = unsafe { std::mem::transmute::<usize, EnterFn>(self.enter) };
-        crate::signals::jit_enter(self.cache.clone(), self.fault_exit, std::ptr::addr_of!(ctx.entry_sp));
+        crate::signals::jit_enter(
+            self.cache.clone(),
+            self.blocks,
+            self.fault_exit,
+            std::ptr::addr_of!(ctx.entry_sp),
+            std::ptr::addr_of_mut!(ctx.ibtc).cast(),
+        );
         // SAFETY: the caller's contract; the code preserves every register
         // AAPCS64 requires and returns through the exit sequence.
         let code = unsafe { f(state, ctx, code) };

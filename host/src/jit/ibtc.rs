@@ -30,6 +30,11 @@ pub const SHIFT: u32 = 12;
 /// An address no guest branch can target (not canonical on x86-64).
 const EMPTY: u64 = u64::MAX;
 
+/// A table in which every probe misses: the context points at it instead
+/// of the live table while a signal waits for delivery (see
+/// `crate::signals`), so indirect branches go back to the dispatcher.
+pub static NO_ENTRIES: [IbtcEntry; ENTRIES] = [IbtcEntry { guest: EMPTY, host: 0 }; ENTRIES];
+
 /// One entry: what translated code loads with one `ldp`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]

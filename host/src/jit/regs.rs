@@ -1,11 +1,12 @@
 //! The host registers translated code pins, shared by the entry
 //! trampoline (which loads them) and the lowering (which addresses
 //! through them): x28 the guest state, x27 the [`super::context::JitContext`],
-//! x26 the chain budget, and the guest GPRs of [`PINNED`]. x0-x17, the
-//! callee-saved registers not pinned and v0-v7, v16-v31 are for the
+//! x26 the chain budget, and the guest GPRs of [`PINNED`]. x0-x17, x30,
+//! the callee-saved registers not pinned and v0-v7, v16-v31 are for the
 //! lowering (its fixed operands, temporaries and the register allocator's
 //! pools, see `lower/alloc.rs`); x18 (the platform register) is never
-//! touched.
+//! touched. The stack convention between the two is here too:
+//! [`SPILL_AREA`].
 //!
 //! The guest GPRs of [`PINNED`] live in host registers while translated
 //! code runs, across chained and cache-linked blocks alike: the
@@ -54,3 +55,9 @@ pub fn pinned(reg: Reg) -> Option<u8> {
 pub fn is_pinned_host(x: u8) -> bool {
     PINNED.iter().any(|&(_, h)| h == x)
 }
+
+/// Bytes of stack the trampoline reserves below its saved registers for
+/// the value slots of translated blocks: a block whose slots fit uses
+/// them at `[sp, #off]` without moving sp, so entering a region (chained
+/// or not) and leaving it cost nothing. A multiple of 16.
+pub const SPILL_AREA: u32 = 2048;

@@ -20,6 +20,13 @@
 //!   no write lies between its definition and its last use in layout
 //!   order and every path between the two runs inside that span (the same
 //!   condition as for a register across blocks, below);
+//! - an integer result that a `set` of a pinned guest register writes is
+//!   computed straight into that host register (the `set` is then
+//!   nothing) when, from its definition to the `set`, no value lives in
+//!   the register (but the operand of a one-instruction op, `add x20,
+//!   x20, x25`), no `get` reads the guest register and no helper is
+//!   called, and nothing writes the register while the result is still
+//!   read (see `pinned_sets`);
 //! - a value gets a register of its class (integers up to 64 bits in X
 //!   registers, floats and vectors in V registers) for the interval from
 //!   its definition to its last use in layout order, when one is free;
@@ -73,8 +80,10 @@ pub enum Fold {
 
 /// Caller-saved X registers the allocator hands out: x0-x5 are the slot
 /// layer's and the call arguments, x9-x11 the emitters' temporaries,
-/// x16/x17 the intra-procedure scratch.
-pub const X_CALLER: [u8; 7] = [6, 7, 8, 12, 13, 14, 15];
+/// x16/x17 the intra-procedure scratch. x30 counts as caller-saved: the
+/// trampoline saved the link register, and a helper call's `blr` writes
+/// it.
+pub const X_CALLER: [u8; 8] = [6, 7, 8, 12, 13, 14, 15, 30];
 /// Callee-saved X registers (saved by the entry trampoline); those that
 /// hold a pinned guest register are not handed out.
 const X_CALLEE: [u8; 7] = [19, 20, 21, 22, 23, 24, 25];
@@ -156,6 +165,60 @@ fn pinned_write_positions(r: &Region, pos: &[u32]) -> Vec<Vec<u32>> {
                     at[usize::from(reg.0)].push(pos[v.index()]);
                 }
             }
+        }
+    }
+    at
+}
+
+/// For each integer value (not a `get`) that a `set` of a pinned guest
+/// register in its own block writes: the first such register and the
+/// `set`'s position.
+/// Such a value can be computed straight into the pinned host register
+/// (the `set` is then nothing) when nothing needs the register's old
+/// content from the definition to the `set` (no live value in it, no
+/// `get` of it, no helper call) and nothing overwrites it while the value
+/// is still read.
+fn pinned_sets(r: &Region, pos: &[u32], block_of: &[u32]) -> Vec<Option<(Reg, u32)>> {
+    let mut first = vec![None; r.insts.len()];
+    for &v in r.blocks.iter().flat_map(|b| b.insts.iter()) {
+        let d = r.inst(v);
+        if d.op == Opcode::Set && pinned(d.reg()).is_some() {
+            let a = d.arg(0);
+            let ad = r.inst(a);
+            if first[a.index()].is_none()
+                && block_of[a.index()] == block_of[v.index()]
+                && ad.op != Opcode::Get
+                && class(ad.ty) == Some(true)
+            {
+                first[a.index()] = Some((d.reg(), pos[v.index()]));
+            }
+        }
+    }
+    first
+}
+
+/// Whether `d`'s emitter reads all its operands before it writes its
+/// result, so the result may go to the register an operand is in: the
+/// 64-bit ops that are one arm64 instruction (`add x20, x20, x25`, a
+/// shift or rotate by a constant).
+fn in_place(r: &Region, d: &InstData) -> bool {
+    let by_const = || r.insts.get(d.args[1] as usize).and_then(const_of).is_some();
+    d.ty == Type::I64
+        && match d.op {
+            Opcode::Add | Opcode::Sub | Opcode::And | Opcode::Or | Opcode::Xor | Opcode::AndNot | Opcode::Mul => true,
+            Opcode::Shl | Opcode::Lshr | Opcode::Ashr | Opcode::Rotl | Opcode::Rotr => by_const(),
+            _ => false,
+        }
+}
+
+/// Positions (layout order) of the `get`s of each pinned guest register
+/// in `r`, by guest register number.
+fn pinned_read_positions(r: &Region, pos: &[u32]) -> Vec<Vec<u32>> {
+    let mut at = vec![Vec::new(); 16];
+    for &v in r.blocks.iter().flat_map(|b| b.insts.iter()) {
+        let d = r.inst(v);
+        if d.op == Opcode::Get && pinned(d.reg()).is_some() {
+            at[usize::from(d.reg().0)].push(pos[v.index()]);
         }
     }
     at
@@ -281,6 +344,11 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
         .collect();
 
     let writes = pinned_write_positions(r, &pos);
+    let coalesce = pinned_sets(r, &pos, &block_of);
+    let reads = pinned_read_positions(r, &pos);
+    // Per pinned host register: the last position at which a value living
+    // in it (an aliased `get`, a coalesced result) is read.
+    let mut busy_until = [None::<u32>; 32];
     let forward =
         r.blocks.iter().enumerate().all(|(b, block)| {
             block.insts.last().is_none_or(|t| r.inst(*t).successors().iter().all(|&s| s as usize > b))
@@ -320,8 +388,27 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
                     let w = &writes[usize::from(d.reg().0)];
                     if w.is_empty() || ((forward || !cross[v.index()]) && !w.iter().any(|&p| at < p && p < e)) {
                         home[v.index()] = Home::X(host);
+                        let b = &mut busy_until[usize::from(host)];
+                        *b = Some(b.map_or(e, |x| x.max(e)));
                         continue;
                     }
+                }
+            } else if let Some((reg, at_set)) = coalesce[v.index()] {
+                // Computed straight into the pinned register its `set`
+                // writes (see `pinned_sets`).
+                let host = pinned(reg).expect("a pinned register");
+                let between = |ps: &[u32], hi: u32| ps.iter().any(|&p| at < p && p < hi);
+                let w = &writes[usize::from(reg.0)];
+                if (forward || !cross[v.index()])
+                    && busy_until[usize::from(host)].is_none_or(|b| b < at || (b == at && in_place(r, d)))
+                    && !between(&calls, at_set)
+                    && !between(&reads[usize::from(reg.0)], at_set)
+                    && !between(w, at_set)
+                    && !w.iter().any(|&p| at_set < p && p <= e)
+                {
+                    home[v.index()] = Home::X(host);
+                    busy_until[usize::from(host)] = Some(e.max(at_set));
+                    continue;
                 }
             }
             let reg = match class(r.value_type(v)) {

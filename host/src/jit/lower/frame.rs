@@ -22,7 +22,7 @@ use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 
 use super::alloc::{caller_saved_x, Home};
 use super::{a64, Lowerer};
-use crate::jit::regs::CTX_REG;
+use crate::jit::regs::{CTX_REG, SPILL_AREA};
 
 /// Integer temporaries of the op emitters.
 pub const T0: u8 = 9;
@@ -494,16 +494,27 @@ impl Lowerer<'_> {
     }
 
     /// Allocates the frame: the first code of the region (and the target
-    /// of chained branches).
+    /// of chained branches). Slots that fit the trampoline's spill area
+    /// need none.
     pub fn prologue(&mut self) {
-        let frame = self.alloc.frame;
+        let frame = self.own_frame();
         self.adjust_sp(frame, false);
     }
 
     /// Frees the frame before leaving the region.
     pub fn pop_frame(&mut self) {
-        let frame = self.alloc.frame;
+        let frame = self.own_frame();
         self.adjust_sp(frame, true);
+    }
+
+    /// The bytes of stack the region moves sp by: none when its slots fit
+    /// in the spill area the trampoline reserved, else all of them.
+    fn own_frame(&self) -> u32 {
+        if self.alloc.frame <= SPILL_AREA {
+            0
+        } else {
+            self.alloc.frame
+        }
     }
 
     fn adjust_sp(&mut self, bytes: u32, up: bool) {

@@ -119,8 +119,15 @@ impl Lowerer<'_> {
             }
             Opcode::Icmp => {
                 let cond = IntCond::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
-                let cc = self.compare(cond, bits, d.arg(0), d.arg(1));
-                self.cset(dst, cc);
+                if cond == IntCond::Slt && self.const_value(d.arg(1)) == Some(0) && bits > 1 {
+                    // The sign bit (SF), one extract instead of cmp + cset.
+                    let a = self.xsrc(d.arg(0), 0);
+                    let top = bits - 1;
+                    a64!(self.ops; ubfx X(dst), X(a), #top, #1);
+                } else {
+                    let cc = self.compare(cond, bits, d.arg(0), d.arg(1));
+                    self.cset(dst, cc);
+                }
             }
             Opcode::Not | Opcode::Neg | Opcode::Clz | Opcode::Ctz | Opcode::Popcnt | Opcode::Bswap | Opcode::Parity => {
                 let a = self.xsrc(d.arg(0), 0);
@@ -182,7 +189,7 @@ impl Lowerer<'_> {
 
     /// A binary op whose second operand is a constant the instruction can
     /// take as an immediate: add/sub imm12, logical bitmask immediates,
-    /// shifts by a constant. False (nothing emitted) otherwise.
+    /// shifts and 32/64-bit rotates by a constant. False (nothing emitted) otherwise.
     fn binary_folded(&mut self, d: &InstData, bits: u32, dst: u8) -> bool {
         let Some(c) = self.const_value(d.arg(1)) else { return false };
         let op = d.op;
@@ -191,6 +198,7 @@ impl Lowerer<'_> {
             Opcode::Add | Opcode::Sub => c <= 0xfff || neg_at(c, bits) <= 0xfff,
             _ if logical => c != 0 && c != u64::MAX && dynasmrt::aarch64::encode_logical_immediate_64bit(c).is_some(),
             Opcode::Shl | Opcode::Lshr | Opcode::Ashr => matches!(bits, 8 | 16 | 32 | 64),
+            Opcode::Rotl | Opcode::Rotr => matches!(bits, 32 | 64),
             _ => false,
         };
         if !fits {
@@ -215,6 +223,17 @@ impl Lowerer<'_> {
             Opcode::And => a64!(self.ops; and XSP(dst), X(a), #c),
             Opcode::Or => a64!(self.ops; orr XSP(dst), X(a), #c),
             Opcode::Xor => a64!(self.ops; eor XSP(dst), X(a), #c),
+            Opcode::Rotl | Opcode::Rotr => {
+                // A rotate right by the amount modulo the width (extr of
+                // the register with itself).
+                let n = (c % u64::from(bits)) as u32;
+                let right = if op == Opcode::Rotr { n } else { (bits - n) % bits };
+                if bits == 32 {
+                    a64!(self.ops; extr W(dst), W(a), W(a), #right);
+                } else {
+                    a64!(self.ops; extr X(dst), X(a), X(a), #right);
+                }
+            }
             _ => {
                 // Shift amounts of the width or more give 0 (or the sign).
                 let n = c.min(u64::from(bits)) as u32;

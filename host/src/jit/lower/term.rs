@@ -166,13 +166,12 @@ impl Lowerer<'_> {
 
     /// Branches to the translated block of guest address `X(t)` when the
     /// indirect branch target cache has it (see [`crate::jit::ibtc`]), and
-    /// falls through otherwise. Counts against the chain budget like a
-    /// chained exit, so an indirect loop still returns to the dispatcher.
+    /// falls through otherwise. No chain budget: nothing but a signal needs
+    /// an indirect loop back in the dispatcher, and a signal empties the
+    /// table the probe reads (`crate::signals`).
     fn probe_ibtc(&mut self, t: u8) {
         let mask = (ibtc::ENTRIES - 1) as u64;
         a64!(self.ops
-            ; subs X(BUDGET_REG), XSP(BUDGET_REG), #1
-            ; b.eq >miss
             ; ldr x16, [X(CTX_REG), #OFF_IBTC]
             ; eor x17, X(t), X(t), lsr #ibtc::SHIFT
             ; and x17, x17, #mask
