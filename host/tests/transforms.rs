@@ -117,7 +117,30 @@ fn setters() -> Vec<(&'static str, Emit)> {
             a.xor(edx, edx)?;
             a.div(ebx)
         }),
+        ("comisd xmm0,xmm1", |a| a.comisd(xmm0, xmm1)),
+        ("ucomisd xmm0,xmm1", |a| a.ucomisd(xmm0, xmm1)),
+        ("ucomiss xmm0,xmm1", |a| a.ucomiss(xmm0, xmm1)),
     ]
+}
+
+/// An xmm register's low double or single that makes float compares
+/// interesting: zeros of both signs, infinities, NaNs, small integers.
+fn float_operand(rng: &mut Rng) -> u128 {
+    let d: f64 = match rng.next() % 8 {
+        0 => 0.0,
+        1 => -0.0,
+        2 => f64::INFINITY,
+        3 => f64::NEG_INFINITY,
+        4 => f64::NAN,
+        _ => (rng.next() % 5) as f64 - 2.0,
+    };
+    // As a double or as a single (the other kind sees odd bits, as a CPU
+    // would).
+    if rng.next() % 2 == 0 {
+        u128::from(d.to_bits())
+    } else {
+        u128::from((d as f32).to_bits())
+    }
 }
 
 fn consumers() -> Vec<(&'static str, EmitTo)> {
@@ -162,7 +185,7 @@ fn lift(code: &[u8]) -> (Region, Region) {
         &mut ConstFold,
         &mut Cse,
         &mut CondFusion,
-        &mut DeadFlags { lookahead: 16 },
+        &mut DeadFlags { lookahead: 16, abi_calls: false },
         &mut Sink,
         &mut Dce,
     ];
@@ -214,6 +237,8 @@ fn passes_keep_the_semantics_of_flag_sequences() {
                         state.gpr[3] = state.gpr[0];
                     }
                     state.gpr[1] = rng.next() % 70;
+                    state.xmm[0] = float_operand(&mut rng);
+                    state.xmm[1] = if rng.next() % 3 == 0 { state.xmm[0] } else { float_operand(&mut rng) };
                     for f in &mut state.flags[..7] {
                         *f = (rng.next() & 1) as u8;
                     }

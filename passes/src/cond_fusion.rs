@@ -17,12 +17,18 @@
 //! `SF`, `or ZF, SF` is `icmp sle r, 0`, `or 0, ZF` is `ZF`. A `not` of a
 //! compare becomes the inverse compare (`ge`, `g`, `a`, `ae`, `ne`).
 //!
+//! After `comisd`/`ucomisd a, b` the flags are float compares of `a` and
+//! `b` (ZF = eq or uno, CF = lt or uno, PF = uno): an `or` of such
+//! compares (through other `or`s) whose outcomes one `fcmp` has, in
+//! either operand order, becomes that `fcmp` (`jbe`: CF or ZF is
+//! `fcmp nlt b, a`), and so does a `not` of one (`ja`: `fcmp lt b, a`).
+//!
 //! The flag computations are left in place for whoever still reads the
 //! flags; `dead-flags` and `dce` remove them when nothing does. Rewriting
 //! an instruction in place keeps every other use of its value valid, and
 //! the operands it gets (`a`, `b`, `r`) are defined before it.
 
-use aarchx_ir::{InstData, IntCond, Opcode, Region, Type, Value};
+use aarchx_ir::{FloatCond, InstData, IntCond, Opcode, Region, Type, Value};
 use aarchx_pass::{Pass, PassContext, PassError, PassInfo, Stage};
 
 pub static INFO: PassInfo = PassInfo {
@@ -123,7 +129,76 @@ fn sub_overflow(region: &Region, v: Value) -> Option<(Type, Value, Value)> {
     (sub_operands(region, r, ty) == Some((a, b))).then_some((ty, a, b))
 }
 
+/// The outcomes of comparing two floats `x`, `y`, one bit each.
+const LT: u8 = 1;
+const EQ: u8 = 2;
+const GT: u8 = 4;
+const UN: u8 = 8;
+
+/// The outcomes for which `fcmp cond x, y` is true.
+fn outcomes(cond: FloatCond) -> u8 {
+    use FloatCond as C;
+    match cond {
+        C::Eq => EQ,
+        C::Lt => LT,
+        C::Le => LT | EQ,
+        C::Uno => UN,
+        C::Une => LT | GT | UN,
+        C::Nlt => EQ | GT | UN,
+        C::Nle => GT | UN,
+        C::Ord => LT | EQ | GT,
+    }
+}
+
+/// The same outcomes seen from `fcmp y, x`.
+fn swapped(set: u8) -> u8 {
+    (set & (EQ | UN)) | ((set & LT) << 2) | ((set & GT) >> 2)
+}
+
+/// `(outcomes, ty, x, y)` when `d` is true exactly for those outcomes of
+/// comparing scalar floats `x` and `y`: an `fcmp`, or an `or` of such
+/// (of the same two values, in either order), at most `depth` deep.
+fn float_outcomes(region: &Region, d: &InstData, depth: u32) -> Option<(u8, Type, Value, Value)> {
+    match d.op {
+        Opcode::Fcmp if d.ty.is_float() => Some((outcomes(FloatCond::from_u16(d.aux)?), d.ty, d.arg(0), d.arg(1))),
+        Opcode::Or if d.ty == Type::I1 && depth > 0 => {
+            let (s1, ty, x, y) = float_outcomes(region, region.inst(d.arg(0)), depth - 1)?;
+            let (s2, ty2, x2, y2) = float_outcomes(region, region.inst(d.arg(1)), depth - 1)?;
+            let s2 = match (x2, y2) {
+                _ if ty2 != ty => return None,
+                (a, b) if (a, b) == (x, y) => s2,
+                (a, b) if (b, a) == (x, y) => swapped(s2),
+                _ => return None,
+            };
+            Some((s1 | s2, ty, x, y))
+        }
+        _ => None,
+    }
+}
+
+/// One `fcmp` true exactly for `set` of the outcomes of `x` against `y`.
+fn fcmp_for(set: u8, ty: Type, x: Value, y: Value) -> Option<InstData> {
+    let find = |s: u8| FloatCond::ALL.iter().copied().find(|c| outcomes(*c) == s);
+    let (cond, a, b) = match find(set) {
+        Some(c) => (c, x, y),
+        None => (find(swapped(set))?, y, x),
+    };
+    Some(InstData { op: Opcode::Fcmp, ty, aux: cond as u16, args: [a.0, b.0, 0] })
+}
+
 fn fuse(region: &Region, d: &InstData) -> Option<Fused> {
+    // Only a rewrite that is not an fcmp already: the or of compares
+    // becomes one, the not its complement.
+    let float = match d.op {
+        Opcode::Or => float_outcomes(region, d, 3),
+        Opcode::Not if d.ty == Type::I1 => {
+            float_outcomes(region, region.inst(d.arg(0)), 3).map(|(s, ty, x, y)| (!s & (LT | EQ | GT | UN), ty, x, y))
+        }
+        _ => None,
+    };
+    if let Some(new) = float.and_then(|(s, ty, x, y)| fcmp_for(s, ty, x, y)) {
+        return Some(Fused::Inst(new));
+    }
     if d.op == Opcode::Icmp {
         // ZF of a subtraction: a == b.
         let (c, ty, a, b) = compare_inst(region, d)?;

@@ -12,6 +12,11 @@
 //! (a loop's exit path, the miss side of a superblock's checked `ret`).
 //! What computed a removed flag is left for `dce`, or `sink`.
 //!
+//! With `abi_calls`, no status flag is live at a `call` or `ret` exit, as
+//! the SysV ABI has it (FEX-Emu and box64 offer the same trade): code
+//! that returns a result in the flags, which only hand-written assembly
+//! does, then goes wrong. Off in the shipped policies.
+//!
 //! Like the removal inside a region, this trusts that the code at the
 //! target runs next: a signal delivered at that boundary, or a fault before
 //! the overwrite, shows its handler flags the x86 CPU would have had
@@ -28,21 +33,32 @@ pub static INFO: PassInfo = PassInfo {
     name: "dead-flags",
     stage: Stage::Transform,
     doc: "Removes status-flag writes that are overwritten before any read, here or at a direct exit's target.",
-    options: &[OptionSpec {
-        name: "lookahead",
-        default: || OptionValue::Int(16),
-        doc: "Guest instructions examined at a direct exit's target (0: every flag is live at exits).",
-    }],
+    options: &[
+        OptionSpec {
+            name: "lookahead",
+            default: || OptionValue::Int(16),
+            doc: "Guest instructions examined at a direct exit's target (0: every flag is live at exits).",
+        },
+        OptionSpec {
+            name: "abi_calls",
+            default: || OptionValue::Bool(false),
+            doc: "Trust the SysV ABI at calls and returns: no status flag is live where a call or ret leaves \
+                  the region (wrong for hand-written code that passes flags through a call or ret).",
+        },
+    ],
     create: |o| Box::new(DeadFlags::new(o)),
 };
 
 pub struct DeadFlags {
     pub lookahead: usize,
+    /// Status flags dead at every `call` and `ret` exit (the `abi_calls`
+    /// option).
+    pub abi_calls: bool,
 }
 
 impl DeadFlags {
     pub fn new(options: &Options) -> DeadFlags {
-        DeadFlags { lookahead: options.int("lookahead").clamp(0, 1024) as usize }
+        DeadFlags { lookahead: options.int("lookahead").clamp(0, 1024) as usize, abi_calls: options.bool("abi_calls") }
     }
 }
 
@@ -112,7 +128,7 @@ fn live_out(
             let first = s.next().unwrap_or(ALL);
             s.fold(first, join)
         }
-        Format::Exit => exit_live[block],
+        Format::Exit | Format::ExitIndirect => exit_live[block],
         _ => ALL,
     }
 }
@@ -143,6 +159,15 @@ impl Pass for DeadFlags {
             .map(|b| {
                 let term = region.blocks[b].insts.last().map(|v| region.inst(*v));
                 match term {
+                    // The ABI: flags carry nothing into a callee or back
+                    // from one (DF is clear at both, but kept).
+                    Some(d)
+                        if self.abi_calls
+                            && matches!(d.op, Opcode::Exit | Opcode::ExitIndirect)
+                            && matches!(ExitKind::from_u16(d.aux), Some(ExitKind::Call | ExitKind::Ret)) =>
+                    {
+                        ALL & !STATUS
+                    }
                     Some(d)
                         if d.op == Opcode::Exit
                             && self.lookahead > 0
@@ -260,7 +285,7 @@ mod tests {
     #[test]
     fn overwritten_flags_are_removed_read_ones_kept_and_moved_to_where_they_are_read() {
         let out = run_pass(
-            &mut DeadFlags { lookahead: 16 },
+            &mut DeadFlags { lookahead: 16, abi_calls: false },
             "\
 region 0x1000
 block0:
@@ -309,7 +334,7 @@ block2:
         // first, is read on both miss paths (block2, block4) and
         // overwritten on the hot path (block3).
         let out = run_pass(
-            &mut DeadFlags { lookahead: 16 },
+            &mut DeadFlags { lookahead: 16, abi_calls: false },
             "\
 region 0x1000
 block0:
@@ -387,7 +412,42 @@ block3:
 block4:
   exit_indirect ret v5
 ";
-        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16 }, text), text);
+        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16, abi_calls: false }, text), text);
+    }
+
+    #[test]
+    fn with_abi_calls_no_status_flag_is_live_at_a_ret_or_call() {
+        let text = "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = iconst.i64 0x0
+  v2 = icmp.i64 eq v0, v1
+  set zf, v2
+  set df, v2
+  brif v2, block1, block2
+block1:
+  exit_indirect ret v0
+block2:
+  set cf, v2
+  exit_indirect call v0
+";
+        let want = "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = iconst.i64 0x0
+  v2 = icmp.i64 eq v0, v1
+  set df, v2
+  brif v2, block1, block2
+block1:
+  exit_indirect ret v0
+block2:
+  exit_indirect call v0
+";
+        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16, abi_calls: true }, text), want);
+        // Without the option every flag is live there.
+        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16, abi_calls: false }, text), text);
     }
 
     #[test]
@@ -407,7 +467,7 @@ block2:
 block3:
   exit jump 0x2000
 ";
-        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16 }, text), text);
+        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16, abi_calls: false }, text), text);
     }
 
     /// Guest code at 0x2000 only.
@@ -442,7 +502,7 @@ block0:
         .unwrap();
         let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
         let cx = PassContext { code: &At2000(target_code), config: &config };
-        DeadFlags { lookahead: 16 }.run(&cx, &mut region).unwrap();
+        DeadFlags { lookahead: 16, abi_calls: false }.run(&cx, &mut region).unwrap();
         let text = aarchx_ir::print::print(&region);
         text.lines().filter(|l| l.trim_start().starts_with("set ")).map(|l| l.trim().to_string()).collect()
     }

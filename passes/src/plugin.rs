@@ -65,8 +65,10 @@ impl Registered for Decode {
 
 impl Registered for DeadFlags {
     const INFO: &'static PassInfo = &dead_flags::INFO;
-    const OPTIONS: &'static [OptionDescriptor] =
-        &[OptionDescriptor::int(dead_flags::INFO.options[0].name, 16, dead_flags::INFO.options[0].doc)];
+    const OPTIONS: &'static [OptionDescriptor] = &[
+        OptionDescriptor::int(dead_flags::INFO.options[0].name, 16, dead_flags::INFO.options[0].doc),
+        OptionDescriptor::bool(dead_flags::INFO.options[1].name, false, dead_flags::INFO.options[1].doc),
+    ];
 }
 
 /// Registers built-in passes that take no options.

@@ -25,7 +25,8 @@ fn optimise(code: Vec<u8>) -> Region {
     let context = PassContext { code: &guest, config: &config };
     let mut region = Region::new(BASE);
     Decode { max_insns: 16, follow: false }.run(&context, &mut region).unwrap();
-    let passes: [&mut dyn Pass; 4] = [&mut StateForward, &mut CondFusion, &mut DeadFlags { lookahead: 16 }, &mut Dce];
+    let passes: [&mut dyn Pass; 4] =
+        [&mut StateForward, &mut CondFusion, &mut DeadFlags { lookahead: 16, abi_calls: false }, &mut Dce];
     for p in passes {
         p.run(&context, &mut region).unwrap();
         verify(&region).unwrap_or_else(|e| panic!("{e}\n{}", print(&region)));
@@ -82,6 +83,23 @@ fn test_and_jle_become_one_compare_with_zero() {
     let region = optimise(a.assemble(BASE).unwrap());
     let line = branch_condition(&region);
     assert!(line.contains("= icmp.i64 sle v"), "{line}\n{}", print(&region));
+}
+
+#[test]
+fn comisd_and_jbe_or_ja_become_one_float_compare() {
+    // jbe: CF or ZF, that is b >= a or unordered; ja: its complement.
+    for (ja, want) in [(false, "= fcmp.f64 nlt v"), (true, "= fcmp.f64 lt v")] {
+        let mut a = CodeAssembler::new(64).unwrap();
+        a.comisd(xmm0, xmm1).unwrap();
+        if ja {
+            a.ja(0x4000).unwrap();
+        } else {
+            a.jbe(0x4000).unwrap();
+        }
+        let region = optimise(a.assemble(BASE).unwrap());
+        let line = branch_condition(&region);
+        assert!(line.contains(want), "ja {ja}: {line}\n{}", print(&region));
+    }
 }
 
 #[test]

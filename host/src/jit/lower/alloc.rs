@@ -7,8 +7,8 @@
 //! - an `iconst` up to 64 bits is a [`Home::Const`]: never stored, its
 //!   users fold it into an immediate or materialise it when they need it;
 //! - a value folded into its single user ([`Fold`]) has no home of its
-//!   own: the user emits it (an `icmp` feeding `brif` or `select` becomes
-//!   `cmp` + `b.cc`/`csel`; an address `iadd` feeding a plain scalar
+//!   own: the user emits it (an `icmp` or scalar `fcmp` feeding `brif` or
+//!   an integer `select` becomes `cmp`/`fcmp` + `b.cc`/`csel`; an address `iadd` feeding a plain scalar
 //!   load or store becomes its addressing mode, base + immediate, base +
 //!   register or base + scaled index; an acquire/release access takes
 //!   only an `iadd` of 0, as its bare base register; a `trunc` of an
@@ -27,6 +27,11 @@
 //!   x20, x25`), no `get` reads the guest register and no helper is
 //!   called, and nothing writes the register while the result is still
 //!   read (see `pinned_sets`);
+//! - a float taken from lane 0 of a vector, and a `zext` of an integer
+//!   (kept zero-extended anyway), is its operand's register when that
+//!   has one (whose interval grows to cover the copy's); an
+//!   `insert_lane` whose vector operand is read for the last time takes
+//!   that operand's register and inserts in place;
 //! - a value gets a register of its class (integers up to 64 bits in X
 //!   registers, floats and vectors in V registers) for the interval from
 //!   its definition to its last use in layout order, when one is free;
@@ -68,7 +73,8 @@ pub enum Home {
 pub enum Fold {
     /// Emitted by itself.
     No,
-    /// An integer `icmp` emitted as `cmp` by its `brif` or `select`.
+    /// A scalar `icmp` or `fcmp` emitted as `cmp`/`fcmp` by its `brif` or
+    /// `select`.
     Compare,
     /// An `iadd` emitted as the address of its load or store.
     Address,
@@ -197,6 +203,16 @@ fn pinned_sets(r: &Region, pos: &[u32], block_of: &[u32]) -> Vec<Option<(Reg, u3
     first
 }
 
+/// The operand `v` is a copy of, in the register it is in: a float from
+/// lane 0 of a vector (scalar ops read a V register's low lanes), a
+/// `zext` of an integer (integers are kept zero-extended).
+fn copy_of(r: &Region, v: Value) -> Option<Value> {
+    let d = r.inst(v);
+    let lane0 = d.op == Opcode::ExtractLane && d.aux == 0 && d.ty.lane_type().is_float();
+    let zext = d.op == Opcode::Zext && d.ty.is_int() && d.ty.bits() <= 64;
+    (lane0 || zext).then(|| d.arg(0))
+}
+
 /// Whether `d`'s emitter reads all its operands before it writes its
 /// result, so the result may go to the register an operand is in: the
 /// 64-bit ops that are one arm64 instruction (`add x20, x20, x25`, a
@@ -249,12 +265,9 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
                     let c = d.arg(0);
                     let cd = r.inst(c);
                     let scalar_select = d.op == Opcode::Brif || (d.ty.is_int() && d.ty.bits() <= 64);
-                    if cd.op == Opcode::Icmp
-                        && !cd.ty.is_vector()
-                        && cd.ty.bits() <= 64
-                        && scalar_select
-                        && single_local(c, v)
-                    {
+                    let scalar_compare = (cd.op == Opcode::Icmp && !cd.ty.is_vector() && cd.ty.bits() <= 64)
+                        || (cd.op == Opcode::Fcmp && cd.ty.is_float());
+                    if scalar_compare && scalar_select && single_local(c, v) {
                         fold[c.index()] = Fold::Compare;
                     }
                 }
@@ -335,6 +348,14 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
             }
         }
     }
+    // A copy shares its operand's register, which then stays allocated
+    // while the copy is read. Backward, so a chain of copies extends all
+    // the way.
+    for &v in r.blocks.iter().rev().flat_map(|b| b.insts.iter().rev()) {
+        if let Some(src) = copy_of(r, v) {
+            end[src.index()] = end[src.index()].max(end[v.index()]);
+        }
+    }
     let calls: Vec<u32> = r
         .blocks
         .iter()
@@ -409,6 +430,27 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
                     home[v.index()] = Home::X(host);
                     busy_until[usize::from(host)] = Some(e.max(at_set));
                     continue;
+                }
+            }
+            match copy_of(r, v).map(|src| home[src.index()]) {
+                Some(h @ (Home::X(_) | Home::V(_))) if !(cross[v.index()] && !forward) => {
+                    home[v.index()] = h;
+                    continue;
+                }
+                _ => {}
+            }
+            if d.op == Opcode::InsertLane && !(cross[v.index()] && !forward) {
+                // In place: the vector operand's register, when this is its
+                // last read (the emitter then inserts into it).
+                let a = d.arg(0);
+                if let Home::V(h) = home[a.index()] {
+                    if end[a.index()] == at {
+                        if let Some(k) = active.iter().position(|&(_, x)| x == Home::V(h)) {
+                            active[k] = (e, Home::V(h));
+                            home[v.index()] = Home::V(h);
+                            continue;
+                        }
+                    }
                 }
             }
             let reg = match class(r.value_type(v)) {

@@ -142,14 +142,14 @@ impl Lowerer<'_> {
             _ => return false,
         }
         if !matches!(d.op, Opcode::Fmin | Opcode::Fmax) {
-            // Any NaN lane: all-ones where the result is not equal to itself.
+            // Any NaN lane: a zero lane where the result is not equal to
+            // itself, so the smallest 32-bit piece is zero (a 64-bit lane's
+            // mask is two equal pieces).
             vfp3!(self, ty, fcmeq, VT0, r, r);
             a64!(self.ops
-                ; mvn V(VT0).B16, V(VT0).B16
-                ; umov X(T0), V(VT0).D[0]
-                ; umov X(T1), V(VT0).D[1]
-                ; orr X(T0), X(T0), X(T1)
-                ; cbz X(T0), >ok
+                ; uminv S(VT0), V(VT0).S4
+                ; fmov W(T0), S(VT0)
+                ; cbnz W(T0), >ok
             );
             self.nan_fixup(d, ty.lane_bits(), ty.lanes(), [a, b, r]);
             a64!(self.ops; ok:);
@@ -185,20 +185,27 @@ impl Lowerer<'_> {
         );
     }
 
+    /// Sets the flags for scalar `fcmp.ty cond a, b` and returns the
+    /// condition that means true.
+    pub fn float_compare(&mut self, cond: FloatCond, ty: Type, a: Value, b: Value) -> Cc {
+        let a = self.vsrc(a, 0);
+        let b = self.vsrc(b, 1);
+        if ty == Type::F32 {
+            a64!(self.ops; fcmp S(a), S(b));
+        } else {
+            a64!(self.ops; fcmp D(a), D(b));
+        }
+        float_cc(cond)
+    }
+
     fn fcmp(&mut self, v: Value, d: &InstData) -> bool {
         let ty = d.ty;
         let Some(cond) = FloatCond::from_u16(d.aux) else { return false };
         if ty.is_float() {
-            let w = Width::fp(ty);
-            self.load(w, 0, d.arg(0));
-            self.load(w, 1, d.arg(1));
-            if ty == Type::F32 {
-                a64!(self.ops; fcmp S(0), S(1));
-            } else {
-                a64!(self.ops; fcmp D(0), D(1));
-            }
-            self.cset(3, float_cc(cond));
-            self.stx(3, v);
+            let cc = self.float_compare(cond, ty, d.arg(0), d.arg(1));
+            let r = self.xdst(v, 3);
+            self.cset(r, cc);
+            self.xdone(v, r);
             return true;
         }
         if !is_float_vector(ty) {

@@ -9,7 +9,7 @@
 //! the width, a zero divisor gives 0 for both quotient and remainder, and
 //! so does a signed quotient that overflows the width.
 
-use aarchx_ir::{InstData, IntCond, Opcode, Type, Value};
+use aarchx_ir::{FloatCond, InstData, IntCond, Opcode, Type, Value};
 use dynasmrt::{DynasmApi, DynasmLabelApi};
 
 use super::alloc::Fold;
@@ -85,13 +85,19 @@ impl Lowerer<'_> {
                 let x = self.xsrc(shr.arg(0), 0);
                 a64!(self.ops; ubfx X(dst), X(x), #n, #width);
             }
-            Opcode::Zext | Opcode::Trunc => {
+            Opcode::Zext => {
+                // Zero-extended already: a copy, or nothing where the
+                // allocator gave the result the operand's register.
+                let a = self.xsrc(d.arg(0), 0);
+                if dst != a {
+                    a64!(self.ops; mov X(dst), X(a));
+                }
+            }
+            Opcode::Trunc => {
                 let a = self.xsrc(d.arg(0), 0);
                 match bits {
                     64 => a64!(self.ops; mov X(dst), X(a)),
                     32 => a64!(self.ops; mov W(dst), W(a)),
-                    // Zero-extended already: a copy.
-                    _ if d.op == Opcode::Zext => a64!(self.ops; mov X(dst), X(a)),
                     _ => a64!(self.ops; ubfx X(dst), X(a), #0, #bits),
                 }
             }
@@ -737,10 +743,15 @@ impl Lowerer<'_> {
     }
 
     /// Sets the flags for a `select` or `brif` on `cond` and returns the
-    /// condition that means true: the folded `icmp`'s own compare, or a
-    /// test of the i1 (then `ne`; non-folded conditions always give `ne`).
+    /// condition that means true: the folded `icmp`'s or `fcmp`'s own
+    /// compare, or a test of the i1 (then `ne`; non-folded conditions
+    /// always give `ne`).
     pub fn select_cc(&mut self, cond: Value) -> Cc {
         let d = *self.r.inst(cond);
+        if self.alloc.fold[cond.index()] == Fold::Compare && d.op == Opcode::Fcmp {
+            let c = FloatCond::from_u16(d.aux).expect("a verified fcmp");
+            return self.float_compare(c, d.ty, d.arg(0), d.arg(1));
+        }
         if self.alloc.fold[cond.index()] == Fold::Compare {
             let c = IntCond::from_u16(d.aux).expect("a verified icmp");
             return self.compare(c, d.ty.bits(), d.arg(0), d.arg(1));

@@ -232,6 +232,8 @@ impl Lowerer<'_> {
                 }
                 let a = self.vsrc(d.arg(0), 0);
                 match (self.home(v), lane) {
+                    // Lane 0 sharing the vector's register (see `alloc`).
+                    (Home::V(r), _) if r == a && i == 0 => {}
                     // A float lane to a float register.
                     (Home::V(r), 32) => a64!(self.ops; dup S(r), V(a).S[i]),
                     (Home::V(r), _) => a64!(self.ops; dup D(r), V(a).D[i]),
@@ -255,7 +257,11 @@ impl Lowerer<'_> {
                 }
                 let a = self.vsrc(d.arg(0), 0);
                 let r = self.vdst(v, 3);
-                a64!(self.ops; mov V(r).B16, V(a).B16);
+                // In place when the allocator gave the result the vector's
+                // register (its last read).
+                if r != a {
+                    a64!(self.ops; mov V(r).B16, V(a).B16);
+                }
                 match (self.home(d.arg(1)), lane) {
                     (Home::V(s), 32) => a64!(self.ops; ins V(r).S[i], V(s).S[0]),
                     (Home::V(s), 64) => a64!(self.ops; ins V(r).D[i], V(s).D[0]),
