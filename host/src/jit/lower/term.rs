@@ -2,8 +2,9 @@
 //!
 //! `insn` writes `rip` only when the region has a `call` (a helper may
 //! read it), and lazily: the last mark's address is stored before a call
-//! and before each branch between IR blocks. Exits and traps always
-//! write `rip`. A helper `call` stores the pinned guest registers its
+//! and before each branch between IR blocks. Exits and traps write `rip`
+//! on their way back to Rust (a chained exit or a target-cache hit goes
+//! on without it: only the dispatcher reads it). A helper `call` stores the pinned guest registers its
 //! helper reads or writes into the state struct first and reloads the
 //! ones it writes after (see `crate::jit::regs`).
 //!
@@ -92,11 +93,13 @@ impl Lowerer<'_> {
             Opcode::ExitIndirect => {
                 let kind = ExitKind::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
                 let t = self.xsrc(d.arg(0), 0);
-                a64!(self.ops; str X(t), [X(STATE_REG), #OFF_RIP]);
                 self.pop_frame();
                 if kind != ExitKind::Syscall && !self.options.journal {
                     self.probe_ibtc(t);
                 }
+                // Only the dispatcher reads rip: translated code reached
+                // through the cache does not need it.
+                a64!(self.ops; str X(t), [X(STATE_REG), #OFF_RIP]);
                 self.leave(exit_code(kind, None));
             }
             Opcode::Trap => {
