@@ -48,10 +48,10 @@ impl Pass for ConstFold {
                     Some(Folded::Alias(w)) => alias[v.index()] = Some(w),
                     Some(Folded::Inst(new)) => region.insts[v.index()] = new,
                     Some(Folded::Widened { narrow, wide }) => {
-                        region.insts.push(narrow);
-                        out.push(Value(region.insts.len() as u32 - 1));
+                        let n = region.add_inst(narrow);
+                        out.push(n);
                         alias.push(None);
-                        region.insts[v.index()] = InstData { args: [region.insts.len() as u32 - 1, 0, 0], ..wide };
+                        region.insts[v.index()] = InstData { args: [n.0, 0, 0], ..wide };
                     }
                     None => {}
                 }
@@ -106,13 +106,12 @@ fn strip_unreachable(region: &mut Region) {
         let keep = if term.values().next().is_none() && term.successors().is_empty() {
             last
         } else {
-            region.insts.push(InstData {
+            region.add_inst(InstData {
                 op: Opcode::Trap,
                 ty: term.ty,
                 aux: TrapKind::Ill as u16,
                 args: [region.entry as u32, (region.entry >> 32) as u32, 0],
-            });
-            Value(region.insts.len() as u32 - 1)
+            })
         };
         region.blocks[b].insts = alloc::vec![keep];
     }

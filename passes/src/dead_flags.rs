@@ -262,19 +262,13 @@ fn sink_partly_live(region: &mut Region, live_in: &[FlagSet], must_in: &[FlagSet
                 if live_in[s] & flag_bit(d.reg()).unwrap_or(0) != 0 {
                     // The first target takes the original, the second a copy.
                     let used = region.blocks.iter().any(|blk| blk.insts.contains(v));
-                    front.push(if used { push_inst(region, d) } else { *v });
+                    front.push(if used { region.add_inst(d) } else { *v });
                 }
             }
             front.extend(region.blocks[s].insts.iter().copied());
             region.blocks[s].insts = front;
         }
     }
-}
-
-/// Adds `d` to the arena (in no block yet) and returns its value.
-fn push_inst(region: &mut Region, d: aarchx_ir::InstData) -> Value {
-    region.insts.push(d);
-    Value(region.insts.len() as u32 - 1)
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::vec::Vec;
 
-use aarchx_ir::{InstData, Opcode, Region, Type, Value};
+use aarchx_ir::{InstData, Opcode, Region, Type};
 use aarchx_pass::{OptionSpec, OptionValue, Options, Pass, PassContext, PassError, PassInfo, Report, Stage};
 
 pub static INFO: PassInfo = PassInfo {
@@ -79,8 +79,7 @@ impl Pass for InsnCount {
                 }
             }
             for (pos, amount) in counts.into_iter().rev() {
-                let v = Value(region.insts.len() as u32);
-                region.insts.push(count(amount));
+                let v = region.add_inst(count(amount));
                 region.blocks[b].insts.insert(pos, v);
             }
         }
@@ -119,10 +118,9 @@ fn segments(region: &Region, b: usize) -> Vec<(usize, u32)> {
 
 /// A new block that counts 1 and jumps to `target`; returns its number.
 fn split_edge(region: &mut Region, target: u32) -> u32 {
-    let at = region.insts.len() as u32;
-    region.insts.push(count(1));
-    region.insts.push(InstData { op: Opcode::Jump, ty: Type::I64, aux: 0, args: [target, 0, 0] });
-    region.blocks.push(aarchx_ir::region::BlockData { insts: Vec::from([Value(at), Value(at + 1)]) });
+    let counted = region.add_inst(count(1));
+    let jump = region.add_inst(InstData { op: Opcode::Jump, ty: Type::I64, aux: 0, args: [target, 0, 0] });
+    region.blocks.push(aarchx_ir::region::BlockData { insts: Vec::from([counted, jump]) });
     region.blocks.len() as u32 - 1
 }
 

@@ -76,8 +76,7 @@ impl Uses {
     /// users of `v` that `moves` says go with it.
     fn copy(&mut self, region: &mut Region, v: Value, block: usize, moves: impl Fn(&Uses, Value) -> bool) -> Value {
         let d = *region.inst(v);
-        region.insts.push(d);
-        let c = Value(region.insts.len() as u32 - 1);
+        let c = region.add_inst(d);
         self.home.push(block);
         self.users.push(Vec::new());
         for a in d.values() {

@@ -105,6 +105,12 @@ impl Region {
         &self.insts[v.index()]
     }
 
+    /// Adds `d` to the arena, in no block yet, and returns its value.
+    pub fn add_inst(&mut self, d: InstData) -> Value {
+        self.insts.push(d);
+        Value(self.insts.len() as u32 - 1)
+    }
+
     /// The type of the value `v` defines.
     pub fn value_type(&self, v: Value) -> Type {
         let d = self.inst(v);

@@ -7,12 +7,13 @@
 //! - an `iconst` up to 64 bits is a [`Home::Const`]: never stored, its
 //!   users fold it into an immediate or materialise it when they need it;
 //! - a value folded into its single user ([`Fold`]) has no home of its
-//!   own: the user emits it (an `icmp` or scalar `fcmp` feeding `brif` or
-//!   an integer `select` becomes `cmp`/`fcmp` + `b.cc`/`csel`; an address `iadd` feeding a plain scalar
-//!   load or store becomes its addressing mode, base + immediate, base +
-//!   register or base + scaled index; an acquire/release access takes
-//!   only an `iadd` of 0, as its bare base register; a `trunc` of an
-//!   `lshr` by a constant is one `ubfx`);
+//!   own: the user emits it (an `icmp` or scalar `fcmp` feeding `brif`
+//!   or an integer `select` becomes `cmp`/`fcmp` + `b.cc`/`csel`; an
+//!   address `iadd` feeding a plain scalar load or store becomes its
+//!   addressing mode, base + immediate, base + register or base + scaled
+//!   index; an acquire/release access takes only an `iadd` of 0, as its
+//!   bare base register; a `trunc` of an `lshr` by a constant is one
+//!   `ubfx`);
 //! - a `get` of a pinned guest register (see `crate::jit::regs`) is the
 //!   pinned host register itself, when nothing writes that guest register
 //!   while the value is live (no `set` of it, no helper `call` that writes
@@ -152,28 +153,27 @@ fn address_fold(d: &InstData) -> Option<(u32, bool)> {
     }
 }
 
-/// Positions (layout order) at which each pinned guest register is
-/// written in `r` (by a `set`, or by a helper `call` that writes it), by
-/// guest register number.
-fn pinned_write_positions(r: &Region, pos: &[u32]) -> Vec<Vec<u32>> {
-    let mut at = vec![Vec::new(); 16];
-    for block in &r.blocks {
-        for &v in &block.insts {
-            let d = r.inst(v);
-            let set = [d.reg()];
-            let written: &[Reg] = match d.op {
-                Opcode::Set => &set,
-                Opcode::Call => Helper::from_u16(d.aux).map_or(&[], Helper::writes),
-                _ => &[],
-            };
-            for &reg in written {
-                if pinned(reg).is_some() {
-                    at[usize::from(reg.0)].push(pos[v.index()]);
-                }
+/// Positions (layout order) at which each pinned guest register is read
+/// by a `get`, and at which it is written (by a `set`, or by a helper
+/// `call` that writes it), by guest register number.
+fn pinned_accesses(r: &Region, pos: &[u32]) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
+    let (mut reads, mut writes) = (vec![Vec::new(); 16], vec![Vec::new(); 16]);
+    for &v in r.blocks.iter().flat_map(|b| b.insts.iter()) {
+        let d = r.inst(v);
+        let one = [d.reg()];
+        let (at, regs): (&mut Vec<Vec<u32>>, &[Reg]) = match d.op {
+            Opcode::Get => (&mut reads, &one),
+            Opcode::Set => (&mut writes, &one),
+            Opcode::Call => (&mut writes, Helper::from_u16(d.aux).map_or(&[], Helper::writes)),
+            _ => continue,
+        };
+        for &reg in regs {
+            if pinned(reg).is_some() {
+                at[usize::from(reg.0)].push(pos[v.index()]);
             }
         }
     }
-    at
+    (reads, writes)
 }
 
 /// For each integer value (not a `get`) that a `set` of a pinned guest
@@ -225,19 +225,6 @@ fn in_place(r: &Region, d: &InstData) -> bool {
             Opcode::Shl | Opcode::Lshr | Opcode::Ashr | Opcode::Rotl | Opcode::Rotr => by_const(),
             _ => false,
         }
-}
-
-/// Positions (layout order) of the `get`s of each pinned guest register
-/// in `r`, by guest register number.
-fn pinned_read_positions(r: &Region, pos: &[u32]) -> Vec<Vec<u32>> {
-    let mut at = vec![Vec::new(); 16];
-    for &v in r.blocks.iter().flat_map(|b| b.insts.iter()) {
-        let d = r.inst(v);
-        if d.op == Opcode::Get && pinned(d.reg()).is_some() {
-            at[usize::from(d.reg().0)].push(pos[v.index()]);
-        }
-    }
-    at
 }
 
 /// Decides folds and homes for `r`. `uses` counts each value's readers;
@@ -364,9 +351,8 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
         .map(|v| pos[v.index()])
         .collect();
 
-    let writes = pinned_write_positions(r, &pos);
+    let (reads, writes) = pinned_accesses(r, &pos);
     let coalesce = pinned_sets(r, &pos, &block_of);
-    let reads = pinned_read_positions(r, &pos);
     // Per pinned host register: the last position at which a value living
     // in it (an aliased `get`, a coalesced result) is read.
     let mut busy_until = [None::<u32>; 32];

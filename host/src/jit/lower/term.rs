@@ -4,9 +4,10 @@
 //! read it), and lazily: the last mark's address is stored before a call
 //! and before each branch between IR blocks. Exits and traps write `rip`
 //! on their way back to Rust (a chained exit or a target-cache hit goes
-//! on without it: only the dispatcher reads it). A helper `call` stores the pinned guest registers its
-//! helper reads or writes into the state struct first and reloads the
-//! ones it writes after (see `crate::jit::regs`).
+//! on without it: only the dispatcher reads it). A helper `call` stores
+//! the pinned guest registers its helper reads or writes into the state
+//! struct first and reloads the ones it writes after (see
+//! `crate::jit::regs`).
 //!
 //! An `exit` of kind jump or call becomes a chainable stub (see
 //! [`crate::jit::chain`]) unless the block is journaled; every other exit
