@@ -14,6 +14,10 @@
  * differences two runs, so such start-up effects cancel).
  * mode=insn: one inline add per executed instruction: exact even across
  * faults, and slower.
+ * mode=blocks: as mode=tb, and also counts executions per block start
+ * address; at exit it writes the TOP (default 40, top=N) blocks by
+ * instructions executed as "block VADDR insns N execs E total T" lines, for
+ * finding where translated code spends its instructions (docs/codegen.md).
  *
  * Debian's qemu-user 7.2 ships no qemu-plugin.h; the declarations below are
  * the few this plugin needs, written from QEMU's documented plugin API
@@ -73,6 +77,7 @@ struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
                                     qemu_plugin_udata_cb_t cb, void *userdata);
 void qemu_plugin_outs(const char *string);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 /* ---- end of the API subset ---- */
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -82,6 +87,76 @@ static uint64_t insn_count;
 static uint64_t tb_translations;
 static bool per_insn;
 static char *out_path;
+
+/* mode=blocks: one record per translation (a block translated twice has
+ * two, summed by address at exit). */
+struct block {
+    uint64_t vaddr, insns, execs;
+};
+static bool per_block;
+static size_t top_blocks = 40;
+static struct block **blocks;
+static size_t n_blocks, cap_blocks;
+
+static void count_block(struct qemu_plugin_tb *tb, size_t n)
+{
+    struct block *b = calloc(1, sizeof *b);
+    if (!b) {
+        return;
+    }
+    if (n_blocks == cap_blocks) {
+        size_t cap = cap_blocks ? 2 * cap_blocks : 1024;
+        struct block **grown = realloc(blocks, cap * sizeof *grown);
+        if (!grown) {
+            free(b);
+            return;
+        }
+        blocks = grown;
+        cap_blocks = cap;
+    }
+    b->vaddr = qemu_plugin_tb_vaddr(tb);
+    b->insns = n;
+    blocks[n_blocks++] = b;
+    qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+                                             &b->execs, 1);
+}
+
+static int by_vaddr(const void *a, const void *b)
+{
+    const struct block *x = *(struct block *const *)a, *y = *(struct block *const *)b;
+    return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+static int by_total(const void *a, const void *b)
+{
+    const struct block *x = *(struct block *const *)a, *y = *(struct block *const *)b;
+    uint64_t tx = x->insns * x->execs, ty = y->insns * y->execs;
+    return tx > ty ? -1 : tx < ty;
+}
+
+/* Merges the records of each address (executions summed, the longest
+ * translation's length kept) and writes the hottest to f. */
+static void write_blocks(FILE *f)
+{
+    size_t m = 0;
+    qsort(blocks, n_blocks, sizeof *blocks, by_vaddr);
+    for (size_t i = 0; i < n_blocks; i++) {
+        if (m > 0 && blocks[m - 1]->vaddr == blocks[i]->vaddr) {
+            blocks[m - 1]->execs += blocks[i]->execs;
+            if (blocks[i]->insns > blocks[m - 1]->insns) {
+                blocks[m - 1]->insns = blocks[i]->insns;
+            }
+        } else {
+            blocks[m++] = blocks[i];
+        }
+    }
+    qsort(blocks, m, sizeof *blocks, by_total);
+    for (size_t i = 0; i < m && i < top_blocks; i++) {
+        fprintf(f, "block 0x%" PRIx64 " insns %" PRIu64 " execs %" PRIu64
+                " total %" PRIu64 "\n", blocks[i]->vaddr, blocks[i]->insns,
+                blocks[i]->execs, blocks[i]->insns * blocks[i]->execs);
+    }
+}
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
@@ -98,6 +173,9 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
                                                  &insn_count, n);
     }
+    if (per_block) {
+        count_block(tb, n);
+    }
 }
 
 static void at_exit(qemu_plugin_id_t id, void *userdata)
@@ -111,11 +189,17 @@ static void at_exit(qemu_plugin_id_t id, void *userdata)
         FILE *f = fopen(out_path, "w");
         if (f) {
             fputs(line, f);
+            if (per_block) {
+                write_blocks(f);
+            }
             fclose(f);
             return;
         }
     }
     qemu_plugin_outs(line);
+    if (per_block) {
+        write_blocks(stderr);
+    }
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
@@ -130,9 +214,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
             per_insn = true;
         } else if (strcmp(argv[i], "mode=tb") == 0) {
             per_insn = false;
+        } else if (strcmp(argv[i], "mode=blocks") == 0) {
+            per_block = true;
+        } else if (strncmp(argv[i], "top=", 4) == 0 && atoi(argv[i] + 4) > 0) {
+            top_blocks = (size_t)atoi(argv[i] + 4);
         } else {
-            fprintf(stderr, "insncount: unknown argument '%s' "
-                    "(expected out=FILE, mode=tb or mode=insn)\n", argv[i]);
+            fprintf(stderr, "insncount: unknown argument '%s' (expected out=FILE, "
+                    "mode=tb, mode=insn, mode=blocks or top=N)\n", argv[i]);
             return -1;
         }
     }

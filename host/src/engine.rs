@@ -146,10 +146,13 @@ fn run_jit(
             return Ok(interp::run_region(region, state, &mut process.mem))
         }
         None => {
-            let compiled = match jit.compile(region, options) {
+            // Whether a `probe_indirect` may leave for this block without
+            // writing the flags (see `crate::jit::ibtc::FLAGS_DEAD_BIT`).
+            let reads_flags = aarchx_passes::dead_flags::reads_status_flags(&process.mem, rip);
+            let compiled = match jit.compile(region, options, reads_flags) {
                 Err(Decline::CacheFull) => {
                     jit.reset();
-                    jit.compile(region, options)
+                    jit.compile(region, options, reads_flags)
                 }
                 other => other,
             };

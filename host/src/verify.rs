@@ -89,7 +89,7 @@ impl Verifier {
         let journaled = CompileOptions { journal: true };
         let block = match jit.lookup_with(region.entry, journaled) {
             Some(b) => b,
-            None => match jit.compile(region, journaled) {
+            None => match jit.compile(region, journaled, true) {
                 Ok(b) => {
                     self.checked_blocks += 1;
                     b

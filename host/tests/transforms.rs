@@ -185,7 +185,7 @@ fn lift(code: &[u8]) -> (Region, Region) {
         &mut ConstFold,
         &mut Cse,
         &mut CondFusion,
-        &mut DeadFlags { lookahead: 16, abi_calls: false },
+        &mut DeadFlags { lookahead: 16, abi_calls: false, indirect: true },
         &mut Sink,
         &mut Dce,
     ];

@@ -1,7 +1,8 @@
 //! The `const-fold` pass: integer operations on constants are computed at
 //! translation time, and algebraic identities applied: `x + 0`, `x | 0`,
 //! `x ^ 0`, `x << 0`, `x & -1`, `x * 1`, `x & x` are `x`; `x ^ x`, `x - x`,
-//! `x & 0` are 0; compares of equal or constant operands and `select` on
+//! `x & 0` are 0; compares of equal or constant operands, and `x <u 0`
+//! and `x >=u 0`, and `select` on
 //! a constant are decided; `trunc(zext x)` is `x`, `zext(trunc y)` is `y`
 //! when the dropped bits of `y` are known zero; `concat(0, lo)` is
 //! `zext lo`; and a 128-bit `udiv`/`urem` of zero-extended 64-bit operands
@@ -173,6 +174,14 @@ fn fold_compare(region: &Region, d: &InstData) -> Option<Folded> {
     }
     let cond = aarchx_ir::IntCond::from_u16(d.aux)?;
     let (x, y) = (d.arg(0), d.arg(1));
+    // Nothing is unsigned-below 0 (sbb's carry out: `x < y + cf`).
+    if scalar(d.ty) && constant(region, y) == Some(0) {
+        match cond {
+            aarchx_ir::IntCond::Ult => return Some(Folded::Const(Type::I1, 0)),
+            aarchx_ir::IntCond::Uge => return Some(Folded::Const(Type::I1, 1)),
+            _ => {}
+        }
+    }
     let value = if same_value(region, x, y) {
         eval::compare(cond, d.ty.bits(), 0, 0)
     } else {
@@ -330,6 +339,51 @@ block0:
   v10 = iconst.i64 0x10
   v11 = xor.i64 v4, v10
   set rax, v11
+  exit jump 0x2000
+"
+        );
+    }
+
+    #[test]
+    fn nothing_is_unsigned_below_zero() {
+        // sbb eax, 0: the carry out is `x <u 0 | (x == 0 & cf)`.
+        let out = run_pass(
+            &mut ConstFold,
+            "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = get cf
+  v2 = iconst.i64 0x0
+  v3 = icmp.i64 ult v0, v2
+  v4 = icmp.i64 eq v0, v2
+  v5 = and.i1 v4, v1
+  v6 = or.i1 v3, v5
+  set cf, v6
+  v7 = icmp.i64 uge v0, v2
+  set zf, v7
+  v8 = icmp.i64 ule v0, v2
+  set sf, v8
+  exit jump 0x2000
+",
+        );
+        assert_eq!(
+            out,
+            "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = get cf
+  v2 = iconst.i64 0x0
+  v3 = iconst.i1 0x0
+  v4 = icmp.i64 eq v0, v2
+  v5 = and.i1 v4, v1
+  v6 = or.i1 v3, v5
+  set cf, v5
+  v7 = iconst.i1 0x1
+  set zf, v7
+  v8 = icmp.i64 ule v0, v2
+  set sf, v8
   exit jump 0x2000
 "
         );

@@ -12,6 +12,16 @@
 //! (a loop's exit path, the miss side of a superblock's checked `ret`).
 //! What computed a removed flag is left for `dce`, or `sink`.
 //!
+//! At an indirect exit (not a syscall) the flags the block writes last
+//! are live only because the target is unknown. With `indirect` (on by
+//! default) the block ends in `probe_indirect` instead, and those writes
+//! move with the `exit_indirect` into a block of their own that the probe
+//! falls back to: the JIT leaves straight for a cached target whose guest
+//! code writes every status flag before it reads one (the same look at the
+//! target as for a direct exit, made when the target is translated), and
+//! computes the flags only for other targets and on a miss. `sink` then
+//! takes what computes them along.
+//!
 //! With `abi_calls`, no status flag is live at a `call` or `ret` exit, as
 //! the SysV ABI has it (FEX-Emu and box64 offer the same trade): code
 //! that returns a result in the flags, which only hand-written assembly
@@ -23,7 +33,8 @@
 //! different (the same trade FEX and box64 make; a handler that reads the
 //! saved EFLAGS of an interrupted arithmetic sequence is not supported).
 
-use aarchx_ir::{ExitKind, Format, Opcode, Reg, Region, Value};
+use aarchx_ir::region::BlockData;
+use aarchx_ir::{ExitKind, Format, InstData, Opcode, Reg, Region, Type, Value};
 use aarchx_pass::{GuestCode, OptionSpec, OptionValue, Options, Pass, PassContext, PassError, PassInfo, Stage};
 use iced_x86::{Decoder, DecoderOptions, FlowControl, Mnemonic, RflagsBits};
 
@@ -36,8 +47,14 @@ pub static INFO: PassInfo = PassInfo {
     options: &[
         OptionSpec {
             name: "lookahead",
-            default: || OptionValue::Int(16),
+            default: || OptionValue::Int(LOOKAHEAD as i64),
             doc: "Guest instructions examined at a direct exit's target (0: every flag is live at exits).",
+        },
+        OptionSpec {
+            name: "indirect",
+            default: || OptionValue::Bool(true),
+            doc: "At an indirect exit, compute the flags the block writes only when the target's code reads them \
+                  or the target cache misses (probe_indirect).",
         },
         OptionSpec {
             name: "abi_calls",
@@ -54,12 +71,29 @@ pub struct DeadFlags {
     /// Status flags dead at every `call` and `ret` exit (the `abi_calls`
     /// option).
     pub abi_calls: bool,
+    /// Indirect exits probe the target cache before writing flags (the
+    /// `indirect` option).
+    pub indirect: bool,
 }
 
 impl DeadFlags {
     pub fn new(options: &Options) -> DeadFlags {
-        DeadFlags { lookahead: options.int("lookahead").clamp(0, 1024) as usize, abi_calls: options.bool("abi_calls") }
+        DeadFlags {
+            lookahead: options.int("lookahead").clamp(0, 1024) as usize,
+            abi_calls: options.bool("abi_calls"),
+            indirect: options.bool("indirect"),
+        }
     }
+}
+
+/// The default `lookahead`.
+const LOOKAHEAD: usize = 16;
+
+/// Whether the guest code at `addr` may read a status flag it is entered
+/// with (within the default lookahead): what a `probe_indirect` needs to
+/// know of its target, asked by the JIT when it translates the target.
+pub fn reads_status_flags(code: &dyn GuestCode, addr: u64) -> bool {
+    live_at(code, addr, LOOKAHEAD) & STATUS != 0
 }
 
 /// A set of flags, one bit per `Reg::as_flag` index.
@@ -123,7 +157,8 @@ fn live_out(
     let Some(last) = region.blocks[block].insts.last() else { return ALL };
     let term = region.inst(*last);
     match term.op.format() {
-        Format::Jump | Format::Brif => {
+        // A probe leaves only for code that reads no incoming status flag.
+        Format::Jump | Format::Brif | Format::Probe => {
             let mut s = term.successors().iter().map(|s| live_in[*s as usize]);
             let first = s.next().unwrap_or(ALL);
             s.fold(first, join)
@@ -187,6 +222,9 @@ impl Pass for DeadFlags {
         // Flags read on every path from each block's start.
         let must_in = fixed_point(region, &exit_live, ALL, |acc, s| acc & s);
         sink_partly_live(region, &live_in, &must_in);
+        if self.indirect {
+            probe_before_flags(region);
+        }
         Ok(())
     }
 }
@@ -271,6 +309,45 @@ fn sink_partly_live(region: &mut Region, live_in: &[FlagSet], must_in: &[FlagSet
     }
 }
 
+/// Ends each block that leaves through `exit_indirect` (not a syscall)
+/// after writing status flags with a `probe_indirect` instead: the block's
+/// last write of each such flag (none read after it, none before a helper
+/// call, which may read flags) moves with the `exit_indirect` into a new
+/// block the probe falls back to.
+fn probe_before_flags(region: &mut Region) {
+    for b in 0..region.blocks.len() {
+        let Some(&last) = region.blocks[b].insts.last() else { continue };
+        let term = *region.inst(last);
+        if term.op != Opcode::ExitIndirect || ExitKind::from_u16(term.aux) == Some(ExitKind::Syscall) {
+            continue;
+        }
+        let mut seen: FlagSet = 0;
+        let mut moved: Vec<Value> = Vec::new();
+        for v in region.blocks[b].insts.iter().rev().skip(1) {
+            let d = region.inst(*v);
+            if d.op == Opcode::Call {
+                break;
+            }
+            let Some(bit) = flag_bit(d.reg()).filter(|_| matches!(d.op, Opcode::Set | Opcode::Get)) else { continue };
+            if d.op == Opcode::Set && seen & bit == 0 && bit & STATUS != 0 {
+                moved.push(*v);
+            }
+            seen |= bit;
+        }
+        if moved.is_empty() {
+            continue;
+        }
+        moved.reverse();
+        region.blocks[b].insts.retain(|v| *v != last && !moved.contains(v));
+        let tail = region.blocks.len() as u32;
+        moved.push(last);
+        region.blocks.push(BlockData { insts: moved });
+        let probe = InstData { op: Opcode::ProbeIndirect, ty: Type::I64, aux: term.aux, args: [term.args[0], tail, 0] };
+        let probe = region.add_inst(probe);
+        region.blocks[b].insts.push(probe);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,7 +356,7 @@ mod tests {
     #[test]
     fn overwritten_flags_are_removed_read_ones_kept_and_moved_to_where_they_are_read() {
         let out = run_pass(
-            &mut DeadFlags { lookahead: 16, abi_calls: false },
+            &mut DeadFlags { lookahead: 16, abi_calls: false, indirect: false },
             "\
 region 0x1000
 block0:
@@ -328,7 +405,7 @@ block2:
         // first, is read on both miss paths (block2, block4) and
         // overwritten on the hot path (block3).
         let out = run_pass(
-            &mut DeadFlags { lookahead: 16, abi_calls: false },
+            &mut DeadFlags { lookahead: 16, abi_calls: false, indirect: false },
             "\
 region 0x1000
 block0:
@@ -406,7 +483,7 @@ block3:
 block4:
   exit_indirect ret v5
 ";
-        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16, abi_calls: false }, text), text);
+        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16, abi_calls: false, indirect: false }, text), text);
     }
 
     #[test]
@@ -439,9 +516,51 @@ block1:
 block2:
   exit_indirect call v0
 ";
-        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16, abi_calls: true }, text), want);
+        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16, abi_calls: true, indirect: false }, text), want);
         // Without the option every flag is live there.
-        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16, abi_calls: false }, text), text);
+        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16, abi_calls: false, indirect: false }, text), text);
+    }
+
+    #[test]
+    fn an_indirect_exit_probes_before_the_flags_it_writes_last() {
+        // zf's first write is read (v3) before the last one; cf is written
+        // before the helper call, which may read it; df is no status flag.
+        let text = "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = iconst.i64 0x0
+  v2 = icmp.i64 eq v0, v1
+  set cf, v2
+  call cpuid
+  set zf, v2
+  v3 = get zf
+  v4 = icmp.i64 ult v0, v1
+  set zf, v4
+  set df, v4
+  set sf, v2
+  exit_indirect ret v0
+";
+        let want = "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = iconst.i64 0x0
+  v2 = icmp.i64 eq v0, v1
+  set cf, v2
+  call cpuid
+  set zf, v2
+  v3 = get zf
+  v4 = icmp.i64 ult v0, v1
+  set df, v4
+  probe_indirect ret v0, block1
+block1:
+  set zf, v4
+  set sf, v2
+  exit_indirect ret v0
+";
+        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16, abi_calls: false, indirect: true }, text), want);
+        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16, abi_calls: false, indirect: false }, text), text);
     }
 
     #[test]
@@ -461,7 +580,7 @@ block2:
 block3:
   exit jump 0x2000
 ";
-        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16, abi_calls: false }, text), text);
+        assert_eq!(run_pass(&mut DeadFlags { lookahead: 16, abi_calls: false, indirect: false }, text), text);
     }
 
     /// Guest code at 0x2000 only.
@@ -496,7 +615,7 @@ block0:
         .unwrap();
         let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
         let cx = PassContext { code: &At2000(target_code), config: &config };
-        DeadFlags { lookahead: 16, abi_calls: false }.run(&cx, &mut region).unwrap();
+        DeadFlags { lookahead: 16, abi_calls: false, indirect: false }.run(&cx, &mut region).unwrap();
         let text = aarchx_ir::print::print(&region);
         text.lines().filter(|l| l.trim_start().starts_with("set ")).map(|l| l.trim().to_string()).collect()
     }

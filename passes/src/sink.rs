@@ -111,16 +111,16 @@ impl Pass for Sink {
         for b in order {
             let Some(&last) = region.blocks[b].insts.last() else { continue };
             let term = *region.inst(last);
-            if term.op != Opcode::Brif {
+            if !matches!(term.op, Opcode::Brif | Opcode::ProbeIndirect) {
                 continue;
             }
-            let succs = [term.args[1] as usize, term.args[2] as usize];
+            let succs: Vec<usize> = term.successors().iter().map(|s| *s as usize).collect();
             if succs.iter().any(|s| parent[*s] != Some(b)) {
                 continue;
             }
             // Backward: a value's users in this block are decided (moved,
             // copied or not) before the value itself.
-            let mut moved: [Vec<Value>; 2] = [Vec::new(), Vec::new()];
+            let mut moved: Vec<Vec<Value>> = vec![Vec::new(); succs.len()];
             let insts = region.blocks[b].insts.clone();
             for &v in insts.iter().rev().skip(1) {
                 let d = *region.inst(v);

@@ -25,8 +25,12 @@ fn optimise(code: Vec<u8>) -> Region {
     let context = PassContext { code: &guest, config: &config };
     let mut region = Region::new(BASE);
     Decode { max_insns: 16, follow: false }.run(&context, &mut region).unwrap();
-    let passes: [&mut dyn Pass; 4] =
-        [&mut StateForward, &mut CondFusion, &mut DeadFlags { lookahead: 16, abi_calls: false }, &mut Dce];
+    let passes: [&mut dyn Pass; 4] = [
+        &mut StateForward,
+        &mut CondFusion,
+        &mut DeadFlags { lookahead: 16, abi_calls: false, indirect: true },
+        &mut Dce,
+    ];
     for p in passes {
         p.run(&context, &mut region).unwrap();
         verify(&region).unwrap_or_else(|e| panic!("{e}\n{}", print(&region)));

@@ -103,6 +103,8 @@ fn run_blocks<M: Machine>(
         match d.op {
             Opcode::Jump => block = d.args[0] as usize,
             Opcode::Brif => block = d.args[if values[d.arg(0).index()] & 1 != 0 { 1 } else { 2 }] as usize,
+            // No target cache here: always the path that computes the flags.
+            Opcode::ProbeIndirect => block = d.args[1] as usize,
             Opcode::Exit | Opcode::ExitIndirect => {
                 state.rip = if d.op == Opcode::Exit { d.imm64() } else { values[d.arg(0).index()] as u64 };
                 return RegionExit::Jump { kind: ExitKind::from_u16(d.aux).expect("valid exit kind") };
@@ -234,7 +236,7 @@ fn eval<M: Machine>(region: &Region, d: &InstData, state: &mut GuestState, machi
             crate::counters::add(d.args[0], u64::from(d.args[1]));
             0
         }
-        Opcode::Jump | Opcode::Brif | Opcode::Exit | Opcode::ExitIndirect | Opcode::Trap => {
+        Opcode::Jump | Opcode::Brif | Opcode::Exit | Opcode::ExitIndirect | Opcode::ProbeIndirect | Opcode::Trap => {
             panic!("terminator {} before the end of its block", d.op)
         }
     }

@@ -127,11 +127,12 @@ impl Jit {
     /// Translates `region`. The block is registered under `region.entry`
     /// and `options` for [`Jit::lookup_with`] (replacing, and unlinking,
     /// any block already there).
-    pub fn compile(&mut self, region: &Region, options: CompileOptions) -> Result<BlockId, Decline> {
+    pub fn compile(&mut self, region: &Region, options: CompileOptions, reads_flags: bool) -> Result<BlockId, Decline> {
         let at = self.cache.next_addr();
         let first_stub = self.stubs.next_id();
-        let lowered = lower::lower(region, at, self.trampoline.exit_addr(), first_stub, options)?;
-        let code = self.cache.push(at, &lowered.code).ok_or(Decline::CacheFull)?;
+        let lowered = lower::lower(region, at, self.trampoline.exit_addr(), first_stub, options, reads_flags)?;
+        let start = self.cache.push(at, &lowered.code).ok_or(Decline::CacheFull)?;
+        let code = start + lowered.entry;
         if tracing::enabled!(target: "aarchx::jit::code", tracing::Level::TRACE) {
             // The words, for `objdump -b binary -m aarch64` (docs/codegen.md).
             let words: Vec<String> = lowered
@@ -142,7 +143,7 @@ impl Jit {
             tracing::trace!(target: "aarchx::jit::code", guest = format_args!("{:#x}", region.entry), host = format_args!("{code:#x}"), "arm64 code {}", words.join(" "));
         }
         let id = BlockId(self.blocks.len() as u32);
-        let stubs = self.stubs.add(code, &lowered.stubs);
+        let stubs = self.stubs.add(start, &lowered.stubs);
         if let Some(old) = self.by_addr.get(&(region.entry, options)).copied() {
             self.drop_block(old);
         }

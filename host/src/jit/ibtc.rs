@@ -17,10 +17,21 @@
 //! br   x16
 //! ```
 //!
+//! A `probe_indirect` probes the same way and then also tests
+//! [`FLAGS_DEAD_BIT`] of the host address, leaving for the target only
+//! when it is set (`tbz x16, #FLAGS_DEAD_BIT, fallback; br x16`).
+//!
 //! The dispatcher fills the table: every block it enters is recorded
 //! ([`Ibtc::insert`]), so a target seen once is found from then on. Any
 //! change to the set of live blocks (invalidation, cache reset) clears the
 //! whole table: entries never point at dropped code.
+
+/// The bit of a block's host entry address that is set when the guest
+/// code there writes every status flag before it reads one (regions start
+/// 8-aligned; such a block's entry is placed one word in, see
+/// `lower::lower`). A `probe_indirect` branches only to such targets; the
+/// flags it would have written are dead there.
+pub const FLAGS_DEAD_BIT: u32 = 2;
 
 /// Entries in the table (a power of two).
 pub const ENTRIES: usize = 1 << 12;

@@ -1,8 +1,10 @@
 //! Control flow: condition codes, jcc/setcc/cmovcc, jmp, call, ret, loop
-//! forms. A conditional or indirect branch ends the region with an exit
-//! the dispatcher (or block chaining) follows; a direct `jmp` or `call`
-//! and a `ret` hand their transfer to the decode pass, which may follow
-//! it within the region (see `super::Decode`).
+//! forms. An indirect branch ends the region with an exit the dispatcher
+//! (or the target cache) follows; a conditional branch leaves for its
+//! taken target with an exit (block chaining follows it) and hands the
+//! fall-through, like a direct `jmp` or `call` and a `ret` their transfer,
+//! to the decode pass, which may follow it within the region (see
+//! `super::Decode`).
 
 use aarchx_ir::{ExitKind, IntCond, Opcode, Reg, Type, Value};
 use iced_x86::{ConditionCode, OpKind, Register};
@@ -47,7 +49,8 @@ impl L<'_, '_> {
         }
     }
 
-    /// Ends the region: to `taken` if `cond` holds, else to the next instruction.
+    /// Leaves for `taken` if `cond` holds; the fall-through goes on in a
+    /// block of its own.
     fn branch(&mut self, cond: Value, taken: u64) -> Outcome {
         let t = self.b.create_block();
         let f = self.b.create_block();
@@ -55,8 +58,7 @@ impl L<'_, '_> {
         self.b.switch_to(t);
         self.b.exit(ExitKind::Jump, taken);
         self.b.switch_to(f);
-        self.b.exit(ExitKind::Jump, self.i.next_ip());
-        Outcome::End
+        Outcome::Branch
     }
 
     pub fn jcc(&mut self) -> Outcome {

@@ -23,6 +23,11 @@ pub enum Outcome {
     /// decode pass ends the region with an indirect exit to it, or checks
     /// it against the return address of a call it followed.
     Ret(Value),
+    /// Lifted up to a conditional branch: the block leaves for the taken
+    /// target when the condition holds, and the builder is in the block
+    /// of the fall-through, where the decode pass continues or exits to
+    /// the next instruction.
+    Branch,
     /// Lifted, and it ended the region (a branch, syscall or trap).
     End,
     /// Not implemented: the region ends with SIGILL at this instruction.

@@ -8,7 +8,9 @@
 //! followed `call` compares the popped address with that call's return
 //! address: equal, decoding goes on there in the same region; different,
 //! the region leaves through an indirect exit as an unfollowed `ret`
-//! does. Conditional and indirect branches still end the region.
+//! does; a conditional branch leaves for its taken target with a side
+//! exit and decoding goes on at the fall-through. Indirect branches still
+//! end the region.
 //!
 //! This is the one place x86 semantics are defined; the interpreter and the
 //! JIT only execute the IR. An instruction the lifter does not implement
@@ -45,7 +47,8 @@ pub static INFO: PassInfo = PassInfo {
         OptionSpec {
             name: "follow",
             default: || OptionValue::Bool(true),
-            doc: "Superblocks: go on decoding at the target of a direct jmp or call, and after a ret \
+            doc: "Superblocks: go on decoding at the target of a direct jmp or call, after a conditional \
+                  branch (its taken side an exit), and after a ret \
                   that returns to a followed call (checked), instead of ending the region.",
         },
     ],
@@ -153,6 +156,11 @@ impl Pass for Decode {
                         return Ok(());
                     }
                 },
+                Outcome::Branch if self.follow && trace.can_follow(cx, insn.next_ip()) => pc = insn.next_ip(),
+                Outcome::Branch => {
+                    b.exit(ExitKind::Jump, insn.next_ip());
+                    return Ok(());
+                }
                 Outcome::End => return Ok(()),
                 Outcome::Unsupported => {
                     // Drop whatever was emitted for it: the guest state must

@@ -48,6 +48,8 @@ pub enum Format {
     Exit,
     /// `exit_indirect KIND vA`.
     ExitIndirect,
+    /// `probe_indirect KIND vA, blockN`.
+    Probe,
     /// `trap KIND ADDR`.
     Trap,
     /// `count [global] COUNTER, AMOUNT`: counter id in `args[0]`, amount in
@@ -62,7 +64,7 @@ pub const COUNT_GLOBAL: u16 = 1;
 impl Format {
     /// Whether instructions of this format end a block.
     pub fn is_terminator(self) -> bool {
-        matches!(self, Format::Jump | Format::Brif | Format::Exit | Format::ExitIndirect | Format::Trap)
+        matches!(self, Format::Jump | Format::Brif | Format::Exit | Format::ExitIndirect | Format::Probe | Format::Trap)
     }
 
     /// Whether instructions of this format define a value.
@@ -77,6 +79,7 @@ impl Format {
                 | Format::Brif
                 | Format::Exit
                 | Format::ExitIndirect
+                | Format::Probe
                 | Format::Trap
                 | Format::Count
         )
@@ -101,7 +104,13 @@ impl Format {
             | Format::Jump
             | Format::Exit
             | Format::Trap => 0,
-            Format::Set | Format::Unary | Format::UnaryImm | Format::Load | Format::Brif | Format::ExitIndirect => 1,
+            Format::Set
+            | Format::Unary
+            | Format::UnaryImm
+            | Format::Load
+            | Format::Brif
+            | Format::ExitIndirect
+            | Format::Probe => 1,
             Format::Binary
             | Format::BinaryImm
             | Format::IntCompare
@@ -312,6 +321,13 @@ declare_ops! {
     /// to a `global` id in its counter table, whose values the pass gets at
     /// exit (`Pass::finish`).
     Count = "count", Count;
+    /// Leave the region for the guest address vA when its translated code
+    /// is at hand and does not read the status flags it is entered with;
+    /// else continue in the block. The block computes the flags and leaves
+    /// with `exit_indirect` (see the `dead-flags` pass); an executor
+    /// without a target cache always continues there. Last in the table so
+    /// the numbers of the ops above stay those of plugin ABI 1.
+    ProbeIndirect = "probe_indirect", Probe;
 }
 
 impl Opcode {

@@ -131,7 +131,9 @@ fn parse_inst(body: &str) -> Result<(InstData, [Option<u32>; 3]), String> {
         Format::FloatCompare => Some(named(take(&mut words)?, "condition", FloatCond::from_name)? as u16),
         Format::AtomicRmw => Some(named(take(&mut words)?, "atomic op", RmwOp::from_name)? as u16),
         Format::Call => Some(named(take(&mut words)?, "helper", Helper::from_name)? as u16),
-        Format::Exit | Format::ExitIndirect => Some(named(take(&mut words)?, "exit kind", ExitKind::from_name)? as u16),
+        Format::Exit | Format::ExitIndirect | Format::Probe => {
+            Some(named(take(&mut words)?, "exit kind", ExitKind::from_name)? as u16)
+        }
         Format::Trap => Some(named(take(&mut words)?, "trap kind", TrapKind::from_name)? as u16),
         Format::Load | Format::Store => {
             let flags = words.first().and_then(|w| MemFlags::from_name(w));
@@ -179,6 +181,7 @@ fn parse_inst(body: &str) -> Result<(InstData, [Option<u32>; 3]), String> {
             }
         }
         Format::Jump => data.args[0] = parse_block(take(&mut words)?).ok_or("bad block name")?,
+        Format::Probe => data.args[1] = parse_block(take(&mut words)?).ok_or("bad block name")?,
         Format::Brif => {
             data.args[1] = parse_block(take(&mut words)?).ok_or("bad block name")?;
             data.args[2] = parse_block(take(&mut words)?).ok_or("bad block name")?;

@@ -68,11 +68,12 @@ impl InstData {
         }
     }
 
-    /// Target blocks of a `jump` or `brif`.
+    /// Target blocks of a `jump`, `brif` or `probe_indirect`.
     pub fn successors(&self) -> &[u32] {
         match self.op.format() {
             Format::Jump => &self.args[..1],
             Format::Brif => &self.args[1..3],
+            Format::Probe => &self.args[1..2],
             _ => &[],
         }
     }
@@ -305,6 +306,10 @@ impl<'r> Builder<'r> {
 
     pub fn exit_indirect(&mut self, kind: ExitKind, target: Value) {
         self.make(Opcode::ExitIndirect, Type::I64, kind as u16, [target.0, 0, 0]);
+    }
+
+    pub fn probe_indirect(&mut self, kind: ExitKind, target: Value, fallback: Block) {
+        self.make(Opcode::ProbeIndirect, Type::I64, kind as u16, [target.0, fallback.0, 0]);
     }
 
     pub fn trap(&mut self, kind: TrapKind, addr: u64) {

@@ -195,7 +195,7 @@ fn check_types(region: &Region, d: &InstData) -> Result<(), String> {
         }
         Format::Call => known(Helper::from_u16(d.aux).is_some(), "helper")?,
         Format::Exit => known(ExitKind::from_u16(d.aux).is_some(), "exit kind")?,
-        Format::ExitIndirect => {
+        Format::ExitIndirect | Format::Probe => {
             known(ExitKind::from_u16(d.aux).is_some(), "exit kind")?;
             expect(0, Type::I64)?;
         }

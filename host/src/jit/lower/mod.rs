@@ -87,29 +87,43 @@ pub struct StubSite {
 }
 
 /// A lowered region: its code, assembled for the address given to
-/// [`lower`], and its chainable exit stubs in order.
+/// [`lower`], the offset of its entry in it, and its chainable exit stubs
+/// in order.
 pub struct Lowered {
     pub code: Vec<u8>,
+    pub entry: usize,
     pub stubs: Vec<StubSite>,
 }
 
-/// Translates `region` into code to be placed at `base`. Blocks leave by
-/// branching to `exit_addr` (the trampoline's exit); chainable stubs are
-/// numbered from `first_stub`.
+/// Translates `region` into code to be placed at `base` (8-aligned).
+/// Blocks leave by branching to `exit_addr` (the trampoline's exit);
+/// chainable stubs are numbered from `first_stub`. Unless the guest code
+/// at the entry `reads_flags` (the status flags it is entered with), the
+/// entry is placed one word in, at an address with
+/// [`crate::jit::ibtc::FLAGS_DEAD_BIT`] set, for `probe_indirect`.
 pub fn lower(
     region: &Region,
     base: usize,
     exit_addr: usize,
     first_stub: u32,
     options: CompileOptions,
+    reads_flags: bool,
 ) -> Result<Lowered, Decline> {
+    debug_assert_eq!(base % 8, 0, "regions start 8-aligned");
     let mut l = Lowerer::new(region, base, exit_addr, first_stub, options)?;
+    let entry = if reads_flags {
+        0
+    } else {
+        // Never executed: the entry is the next word.
+        a64!(l.ops; nop);
+        4
+    };
     l.prologue();
     for b in 0..region.blocks.len() {
         l.block(b)?;
     }
     let code = l.ops.finalize().map_err(|e| Decline::Assembler(e.to_string()))?;
-    Ok(Lowered { code, stubs: l.stubs })
+    Ok(Lowered { code, entry, stubs: l.stubs })
 }
 
 /// The state of one region's translation.
@@ -212,7 +226,9 @@ impl<'r> Lowerer<'r> {
         match d.op {
             O::Iconst => self.iconst(v, &d),
             O::Get | O::Set | O::Load | O::Store | O::AtomicRmw | O::AtomicCas => self.mem_op(v, &d),
-            O::Insn | O::Call | O::Jump | O::Brif | O::Exit | O::ExitIndirect | O::Trap => self.term_op(&d, b),
+            O::Insn | O::Call | O::Jump | O::Brif | O::Exit | O::ExitIndirect | O::ProbeIndirect | O::Trap => {
+                self.term_op(&d, b)
+            }
             O::Count => self.count_op(&d),
             O::Fadd
             | O::Fsub

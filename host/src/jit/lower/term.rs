@@ -14,10 +14,14 @@
 //! and every trap returns to Rust through the trampoline with its exit
 //! code in x0, except that an `exit_indirect` (other than a syscall) first
 //! probes the indirect branch target cache ([`crate::jit::ibtc`]) and
-//! branches straight to the target's block when it is there.
+//! branches straight to the target's block when it is there. A
+//! `probe_indirect` probes the same way but branches only to a target
+//! whose entry address says it reads no incoming status flag
+//! ([`ibtc::FLAGS_DEAD_BIT`]), and otherwise goes on to its fallback
+//! block, which writes the flags and leaves with `exit_indirect`.
 
 use aarchx_ir::cond::Helper;
-use aarchx_ir::{ExitKind, GuestState, InstData, Opcode, Reg, TrapKind};
+use aarchx_ir::{ExitKind, Format, GuestState, InstData, Opcode, Reg, TrapKind};
 use dynasmrt::{DynasmApi, DynasmLabelApi};
 
 use super::alloc::Fold;
@@ -27,7 +31,7 @@ use crate::jit::context::{OFF_CALL_HELPER, OFF_IBTC};
 use crate::jit::exit::StubId;
 use crate::jit::exit::{exit_code, trap_code};
 use crate::jit::ibtc;
-use crate::jit::regs::{BUDGET_REG, CTX_REG, PINNED, STATE_REG};
+use crate::jit::regs::{BUDGET_REG, CTX_REG, PINNED, SPILL_AREA, STATE_REG};
 
 const OFF_RIP: u32 = GuestState::OFFSET_RIP as u32;
 
@@ -96,12 +100,41 @@ impl Lowerer<'_> {
                 let t = self.xsrc(d.arg(0), 0);
                 self.pop_frame();
                 if kind != ExitKind::Syscall && !self.options.journal {
-                    self.probe_ibtc(t);
+                    if self.probed_before(b) {
+                        // x16/x17 still hold the entry the probe loaded.
+                        a64!(self.ops
+                            ; cmp x17, X(t)
+                            ; b.ne >miss
+                            ; br x16
+                            ; miss:
+                        );
+                    } else {
+                        self.probe_ibtc(t);
+                    }
                 }
                 // Only the dispatcher reads rip: translated code reached
                 // through the cache does not need it.
                 a64!(self.ops; str X(t), [X(STATE_REG), #OFF_RIP]);
                 self.leave(exit_code(kind, None));
+            }
+            Opcode::ProbeIndirect => {
+                let kind = ExitKind::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
+                let fallback = d.args[1] as usize;
+                self.flush_rip();
+                if kind != ExitKind::Syscall && !self.options.journal {
+                    let t = self.xsrc(d.arg(0), 0);
+                    let label = self.labels[fallback];
+                    self.ibtc_lookup(t);
+                    a64!(self.ops
+                        ; b.ne =>label
+                        ; tbz x16, #ibtc::FLAGS_DEAD_BIT, =>label
+                    );
+                    self.pop_frame();
+                    a64!(self.ops; br x16);
+                } else if fallback != b + 1 {
+                    let label = self.labels[fallback];
+                    a64!(self.ops; b =>label);
+                }
             }
             Opcode::Trap => {
                 let kind = TrapKind::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
@@ -174,6 +207,18 @@ impl Lowerer<'_> {
     /// an indirect loop back in the dispatcher, and a signal empties the
     /// table the probe reads (`crate::signals`).
     fn probe_ibtc(&mut self, t: u8) {
+        self.ibtc_lookup(t);
+        a64!(self.ops
+            ; b.ne >miss
+            ; br x16
+            ; miss:
+        );
+    }
+
+    /// Loads the target cache entry guest address `X(t)` hashes to into
+    /// x17 (guest) and x16 (host) and compares x17 with `X(t)`: `eq` when
+    /// it is a hit.
+    fn ibtc_lookup(&mut self, t: u8) {
         let mask = (ibtc::ENTRIES - 1) as u64;
         a64!(self.ops
             ; ldr x16, [X(CTX_REG), #OFF_IBTC]
@@ -182,10 +227,34 @@ impl Lowerer<'_> {
             ; add x16, x16, x17, lsl #4
             ; ldp x17, x16, [x16]
             ; cmp x17, X(t)
-            ; b.ne >miss
-            ; br x16
-            ; miss:
         );
+    }
+
+    /// Whether block `b` is entered only from a `probe_indirect`, with the
+    /// entry that probe loaded still in x16/x17 at its end: none of its
+    /// instructions touches them (integer arithmetic and state writes do
+    /// not; helper calls, float constants and slots out of an
+    /// instruction's reach would).
+    fn probed_before(&self, b: usize) -> bool {
+        let r = self.r;
+        let mut preds = r
+            .blocks
+            .iter()
+            .filter_map(|blk| blk.insts.last())
+            .map(|v| r.inst(*v))
+            .filter(|t| t.successors().contains(&(b as u32)));
+        let only_probe = matches!((preds.next(), preds.next()), (Some(t), None) if t.op == Opcode::ProbeIndirect);
+        let body = &r.blocks[b].insts;
+        let keeps_scratch = body[..body.len() - 1].iter().all(|v| {
+            let d = r.inst(*v);
+            let int = |ty: aarchx_ir::Type| ty.is_int() && ty.bits() <= 64;
+            match d.op.format() {
+                Format::Set => int(r.value_type(d.arg(0))),
+                Format::Get | Format::Load => false,
+                _ => !d.op.has_side_effect() && int(d.ty) && d.values().all(|a| int(r.value_type(a))),
+            }
+        });
+        only_probe && keeps_scratch && self.alloc.frame <= SPILL_AREA
     }
 
     /// Returns to Rust with `code` (the frame already popped).

@@ -24,7 +24,7 @@ const SELF: &str =
 fn jit_with(texts: &[&str]) -> Jit {
     let mut jit = Jit::new().expect("JIT starts");
     for t in texts {
-        jit.compile(&region(t), CompileOptions::default()).expect("compiles");
+        jit.compile(&region(t), CompileOptions::default(), true).expect("compiles");
     }
     jit
 }
@@ -119,7 +119,7 @@ fn invalidation_unlinks() {
     assert!(out.chain.is_some());
 
     // Compiled again, B is linked again and the loop finishes.
-    jit.compile(&region(B), CompileOptions::default()).expect("compiles");
+    jit.compile(&region(B), CompileOptions::default(), true).expect("compiles");
     let returns = dispatch(&mut jit, &mut state);
     assert_eq!(state.gpr[1], 0);
     assert_eq!(state.gpr[0], 20);
@@ -133,8 +133,8 @@ fn invalidation_unlinks() {
 #[test]
 fn journaled_blocks_are_not_chained() {
     let mut jit = Jit::new().expect("JIT starts");
-    let a = jit.compile(&region(A), CompileOptions { journal: true }).expect("compiles");
-    jit.compile(&region(B), CompileOptions::default()).expect("compiles");
+    let a = jit.compile(&region(A), CompileOptions { journal: true }, true).expect("compiles");
+    jit.compile(&region(B), CompileOptions::default(), true).expect("compiles");
     assert!(jit.lookup(0x1000).is_none());
     assert_eq!(jit.lookup_with(0x1000, CompileOptions { journal: true }), Some(a), "registered as journaled");
     let mut state = GuestState { rip: 0x1000, ..GuestState::default() };
@@ -150,8 +150,8 @@ fn reset_forgets_everything() {
     let mut jit = jit_with(&[A, B]);
     jit.reset();
     assert!(jit.lookup(0x1000).is_none());
-    jit.compile(&region(A), CompileOptions::default()).expect("compiles");
-    jit.compile(&region(B), CompileOptions::default()).expect("compiles");
+    jit.compile(&region(A), CompileOptions::default(), true).expect("compiles");
+    jit.compile(&region(B), CompileOptions::default(), true).expect("compiles");
     let mut state = GuestState { rip: 0x1000, ..GuestState::default() };
     state.gpr[1] = 7;
     dispatch(&mut jit, &mut state);
@@ -162,8 +162,8 @@ fn reset_forgets_everything() {
 fn malformed_regions_are_declined() {
     use aarchx_ir::Region;
     let mut jit = Jit::new().expect("JIT starts");
-    assert_eq!(jit.compile(&Region::new(0x1000), CompileOptions::default()), Err(crate::jit::Decline::Malformed));
+    assert_eq!(jit.compile(&Region::new(0x1000), CompileOptions::default(), true), Err(crate::jit::Decline::Malformed));
     let mut r = region(A);
     r.blocks[0].insts.pop();
-    assert_eq!(jit.compile(&r, CompileOptions::default()), Err(crate::jit::Decline::Malformed));
+    assert_eq!(jit.compile(&r, CompileOptions::default(), true), Err(crate::jit::Decline::Malformed));
 }
