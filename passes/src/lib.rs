@@ -16,6 +16,7 @@ pub mod memory_order;
 pub mod plugin;
 pub mod sink;
 pub mod state_forward;
+pub mod store_forward;
 #[cfg(test)]
 mod testing;
 mod walk;
@@ -29,6 +30,7 @@ pub static BUILTIN: &[&PassInfo] = &[
     &dce::INFO,
     &memory_order::INFO,
     &state_forward::INFO,
+    &store_forward::INFO,
     &cond_fusion::INFO,
     &const_fold::INFO,
     &cse::INFO,

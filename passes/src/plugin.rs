@@ -12,7 +12,7 @@ use aarchx_ir::Region;
 use aarchx_pass::{Options, Pass, PassContext, PassError, PassInfo, Report};
 use aarchx_plugin_sdk::{OptionDescriptor, PassMeta, PluginPass};
 
-use crate::{cond_fusion, const_fold, cse, dce, dead_flags, decode, memory_order, sink, state_forward};
+use crate::{cond_fusion, const_fold, cse, dce, dead_flags, decode, memory_order, sink, state_forward, store_forward};
 
 /// A built-in pass's registration, as constants.
 pub trait Registered: 'static {
@@ -67,7 +67,8 @@ impl Registered for DeadFlags {
     const INFO: &'static PassInfo = &dead_flags::INFO;
     const OPTIONS: &'static [OptionDescriptor] = &[
         OptionDescriptor::int(dead_flags::INFO.options[0].name, 16, dead_flags::INFO.options[0].doc),
-        OptionDescriptor::bool(dead_flags::INFO.options[1].name, false, dead_flags::INFO.options[1].doc),
+        OptionDescriptor::bool(dead_flags::INFO.options[1].name, true, dead_flags::INFO.options[1].doc),
+        OptionDescriptor::bool(dead_flags::INFO.options[2].name, false, dead_flags::INFO.options[2].doc),
     ];
 }
 
@@ -91,6 +92,8 @@ without_options! {
     MemoryOrder = memory_order;
     /// `state-forward`.
     StateForward = state_forward;
+    /// `store-forward`.
+    StoreForward = store_forward;
     /// `const-fold`.
     ConstFold = const_fold;
     /// `cse`.
@@ -130,6 +133,7 @@ mod tests {
         agrees::<Dce>();
         agrees::<MemoryOrder>();
         agrees::<StateForward>();
+        agrees::<StoreForward>();
         agrees::<ConstFold>();
         agrees::<Cse>();
         agrees::<CondFusion>();

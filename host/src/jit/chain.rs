@@ -3,11 +3,21 @@
 //!
 //! ```text
 //!         add  sp, sp, #frame      ; leave the block's frame
-//!         subs x26, x26, #1        ; chain budget (backward exits only)
-//!         b.eq slow
 //! patch:  b    slow                ; linked: b <target block>
 //! slow:   rip = ADDR; x0 = exit code with the stub index; b <trampoline exit>
 //! ```
+//!
+//! and an exit that counts against the chain budget (below) as
+//!
+//! ```text
+//!         subs x26, x26, #1        ; chain budget
+//! patch:  b.ne far                 ; linked: b.ne <target block>
+//! slow:   rip = ADDR; x0 = exit code with the stub index; b <trampoline exit>
+//! far:    b    slow                ; linked, target out of b.ne's reach: b <target block>
+//! ```
+//!
+//! so a linked loop's back edge is two instructions, and the budget's
+//! last step falls through to the slow path whatever the links.
 //!
 //! Only an exit whose target is at or below its region's entry address
 //! counts against the budget: in a cycle of chained regions some exit
@@ -18,9 +28,9 @@
 //! count: a signal to deliver empties the table they probe, and sets the
 //! budget of an interrupted block to its last step (`crate::signals`).
 //!
-//! Linking rewrites the one aligned instruction at `patch` to branch into
-//! the target block's code; unlinking writes the original `b slow` back.
-//! Both are a single 4-byte store plus cache maintenance (see
+//! Linking rewrites the one aligned instruction at `patch` (or `far`) to
+//! branch into the target block's code; unlinking writes the original
+//! branches back. Each is a single 4-byte store plus cache maintenance (see
 //! [`super::cache`]). The table records, for each stub, its owner, where
 //! it is, its guest target and what it is linked to; the blocks keep the
 //! reverse lists so invalidation can unlink everything that enters a
@@ -40,6 +50,7 @@ use super::BlockId;
 struct Stub {
     patch_addr: usize,
     slow_addr: usize,
+    far_addr: Option<usize>,
     target: u64,
     linked: Option<BlockId>,
     dead: bool,
@@ -63,6 +74,7 @@ impl StubTable {
         self.stubs.extend(sites.iter().map(|s| Stub {
             patch_addr: code + s.patch as usize,
             slow_addr: code + s.slow as usize,
+            far_addr: s.far.map(|f| code + f as usize),
             target: s.target,
             linked: None,
             dead: false,
@@ -78,7 +90,13 @@ impl StubTable {
         if s.dead || s.linked.is_some() || s.target != guest {
             return false;
         }
-        cache.patch_u32(s.patch_addr, branch(s.patch_addr, code));
+        match s.far_addr {
+            None => cache.patch_u32(s.patch_addr, branch(s.patch_addr, code)),
+            Some(far) => match branch_ne(s.patch_addr, code) {
+                Some(insn) => cache.patch_u32(s.patch_addr, insn),
+                None => cache.patch_u32(far, branch(far, code)),
+            },
+        }
         s.linked = Some(target);
         true
     }
@@ -87,7 +105,14 @@ impl StubTable {
     pub fn unlink(&mut self, cache: &mut CodeCache, stub: StubId) {
         if let Some(s) = self.stubs.get_mut(stub.0 as usize) {
             if s.linked.take().is_some() && !s.dead {
-                cache.patch_u32(s.patch_addr, branch(s.patch_addr, s.slow_addr));
+                match s.far_addr {
+                    None => cache.patch_u32(s.patch_addr, branch(s.patch_addr, s.slow_addr)),
+                    Some(far) => {
+                        let insn = branch_ne(s.patch_addr, far).expect("far lies inside its own stub");
+                        cache.patch_u32(s.patch_addr, insn);
+                        cache.patch_u32(far, branch(far, s.slow_addr));
+                    }
+                }
             }
         }
     }
@@ -123,6 +148,23 @@ fn branch(from: usize, to: usize) -> u32 {
     u32::from_le_bytes(bytes[..4].try_into().expect("one instruction"))
 }
 
+/// The encoding of `b.ne to` placed at `from`, if `to` is within its
+/// ±1 MiB reach.
+fn branch_ne(from: usize, to: usize) -> Option<u32> {
+    const REACH: i64 = 1 << 20;
+    let delta = to as i64 - from as i64;
+    if !(-REACH..REACH).contains(&delta) {
+        return None;
+    }
+    let mut ops = VecAssembler::<Aarch64Relocation>::new(from);
+    dynasm!(ops
+        ; .arch aarch64
+        ; b.ne extern to
+    );
+    let bytes = ops.finalize().ok()?;
+    Some(u32::from_le_bytes(bytes[..4].try_into().expect("one instruction")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +174,9 @@ mod tests {
         assert_eq!(branch(0x1000, 0x1000), 0x1400_0000);
         assert_eq!(branch(0x1000, 0x1008), 0x1400_0002);
         assert_eq!(branch(0x1008, 0x1000), 0x17ff_fffe);
+        assert_eq!(branch_ne(0x1000, 0x1008), Some(0x5400_0041));
+        assert_eq!(branch_ne(0x1008, 0x1000), Some(0x54ff_ffc1));
+        assert_eq!(branch_ne(0x10_0000, 0x20_0000), None);
+        assert_eq!(branch_ne(0x20_0000, 0x10_0000), Some(0x5480_0001));
     }
 }

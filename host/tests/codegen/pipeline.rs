@@ -28,8 +28,18 @@ pub struct Variant {
 /// The optimising pipeline of `policies/plain.ron` and
 /// `policies/ordered.ron` (the test `variants_follow_the_policies` keeps
 /// them equal).
-pub const POLICY_PASSES: &[&str] =
-    &["decode", "state-forward", "const-fold", "cse", "cond-fusion", "dead-flags", "sink", "dce", "memory-order"];
+pub const POLICY_PASSES: &[&str] = &[
+    "decode",
+    "state-forward",
+    "store-forward",
+    "const-fold",
+    "cse",
+    "cond-fusion",
+    "dead-flags",
+    "sink",
+    "dce",
+    "memory-order",
+];
 
 /// Plain and ordered, each with the lifter alone and with the policy's
 /// optimisation passes.

@@ -78,10 +78,15 @@ const MAX_FRAME: u32 = 1 << 20;
 /// A stub as the lowering reports it, relative to the block's code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StubSite {
-    /// Offset of the patchable `b`.
+    /// Offset of the patchable branch: a `b` for a forward exit, a `b.ne`
+    /// (taken while the budget lasts) for a backward one.
     pub patch: u32,
     /// Offset of the slow path, the unlinked branch's target.
     pub slow: u32,
+    /// A backward exit's `b` after its slow path, where an unlinked
+    /// `b.ne` goes (on to the slow path) and a linked one when the target
+    /// is out of its reach.
+    pub far: Option<u32>,
     /// The guest address the exit leaves for.
     pub target: u64,
 }

@@ -176,29 +176,34 @@ impl Lowerer<'_> {
     fn exit(&mut self, kind: ExitKind, target: u64) {
         self.pop_frame();
         let chainable = matches!(kind, ExitKind::Jump | ExitKind::Call) && !self.options.journal;
-        let stub = if chainable {
-            let id = StubId(self.first_stub + self.stubs.len() as u32);
-            // Only a backward exit counts (see `crate::jit::chain`).
-            if target <= self.r.entry {
-                a64!(self.ops
-                    ; subs X(BUDGET_REG), XSP(BUDGET_REG), #1
-                    ; b.eq >slow
-                );
+        // Only a backward exit counts (see `crate::jit::chain`).
+        let backward = target <= self.r.entry;
+        let site = chainable.then(|| {
+            if backward {
+                a64!(self.ops; subs X(BUDGET_REG), XSP(BUDGET_REG), #1);
             }
             let patch = self.ops.offset().0 as u32;
-            a64!(self.ops
-                ; b >slow
-                ; slow:
-            );
-            let slow = self.ops.offset().0 as u32;
-            self.stubs.push(StubSite { patch, slow, target });
-            Some(id)
-        } else {
-            None
-        };
+            if backward {
+                a64!(self.ops; b.ne >far);
+            } else {
+                a64!(self.ops; b >slow);
+            }
+            a64!(self.ops; slow:);
+            (patch, self.ops.offset().0 as u32)
+        });
+        let stub = site.map(|_| StubId(self.first_stub + self.stubs.len() as u32));
         self.mov64(0, target);
         a64!(self.ops; str x0, [X(STATE_REG), #OFF_RIP]);
         self.leave(exit_code(kind, stub));
+        if let Some((patch, slow)) = site {
+            let far = backward.then(|| {
+                a64!(self.ops; far:);
+                let far = self.ops.offset().0 as u32;
+                a64!(self.ops; b <slow);
+                far
+            });
+            self.stubs.push(StubSite { patch, slow, far, target });
+        }
     }
 
     /// Branches to the translated block of guest address `X(t)` when the
