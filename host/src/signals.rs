@@ -1,6 +1,7 @@
 //! Host signal handling at the runtime's edge: the handlers aarchx
 //! installs on the host and the little state they share with the
-//! dispatcher, all of it atomics (a handler may touch nothing else).
+//! dispatcher: atomics, and the JIT run of the thread in a
+//! constant-initialised thread-local (a handler may touch nothing else).
 //!
 //! - Signals the guest handles: [`catch`] installs [`on_signal`], which
 //!   only records the signal and its siginfo as pending; the dispatcher
@@ -15,13 +16,16 @@
 //!   (`crate::signal::probe`) or in JIT code, is recorded and the host
 //!   context redirected (to the probe's landing pad; to the trampoline's
 //!   exit with the fault exit code and the stack pointer of the run's
-//!   entry). The same signals sent by a process are recorded as pending
+//!   entry). A SIGBUS for misalignment at a bare `ldar`/`stlr` of JIT code
+//!   resumes at that access's fenced plain version instead (its fixup,
+//!   see `crate::jit::lower`). The same signals sent by a process are recorded as pending
 //!   like any other. Any other fault is aarchx's own: the handler restores
 //!   the default action and returns, so the access faults again and the
 //!   process dies of it.
 //! - [`die_with`]: ending aarchx with the signal that killed the guest.
 
-use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering::SeqCst};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::SeqCst};
 
 use crate::signal::frame::{Plain, Siginfo};
 use crate::signal::GuestFault;
@@ -39,16 +43,40 @@ static FAULT_SIG: AtomicI32 = AtomicI32::new(0);
 static FAULT_CODE: AtomicI32 = AtomicI32::new(0);
 static FAULT_ADDR: AtomicU64 = AtomicU64::new(0);
 
-/// The JIT run in progress: its code range (empty between runs), where
-/// translated blocks start in it (past the trampoline), the trampoline's
-/// exit sequence, the address of the stack-pointer slot the trampoline
-/// filled on entry and that of the context's target-cache pointer.
-static JIT_START: AtomicUsize = AtomicUsize::new(0);
-static JIT_END: AtomicUsize = AtomicUsize::new(0);
-static JIT_BLOCKS: AtomicUsize = AtomicUsize::new(0);
-static JIT_EXIT: AtomicUsize = AtomicUsize::new(0);
-static JIT_SP_SLOT: AtomicUsize = AtomicUsize::new(0);
-static JIT_IBTC_SLOT: AtomicUsize = AtomicUsize::new(0);
+/// The JIT run in progress on a thread: its code range (empty between
+/// runs), where translated blocks start in it (past the trampoline), the
+/// trampoline's exit sequence, the address of the stack-pointer slot the
+/// trampoline filled on entry, that of the context's target-cache pointer,
+/// and the misaligned-access fixup table (address, length).
+#[derive(Clone, Copy)]
+#[cfg_attr(not(target_arch = "aarch64"), allow(dead_code, reason = "JIT code runs on aarch64 hosts only"))]
+struct JitRun {
+    start: usize,
+    end: usize,
+    blocks: usize,
+    exit: usize,
+    sp_slot: usize,
+    ibtc_slot: usize,
+    fixups: usize,
+    fixups_len: usize,
+}
+
+impl JitRun {
+    const NONE: JitRun =
+        JitRun { start: 0, end: 0, blocks: 0, exit: 0, sp_slot: 0, ibtc_slot: 0, fixups: 0, fixups_len: 0 };
+}
+
+thread_local! {
+    /// Per thread: a fault is the faulting thread's, and each thread runs
+    /// its own JIT. Constant-initialised with no destructor, so reading it
+    /// in a signal handler allocates nothing and runs no initialiser.
+    static JIT_RUN: Cell<JitRun> = const { Cell::new(JitRun::NONE) };
+}
+
+/// This thread's JIT run ([`JitRun::NONE`] between runs).
+fn jit_run() -> JitRun {
+    JIT_RUN.with(Cell::get)
+}
 
 fn bit(sig: i32) -> u64 {
     1 << (sig - 1)
@@ -93,8 +121,9 @@ extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_v
 /// trampoline, whose x26 is not the budget yet or any more), the budget
 /// still bounds the delay.
 fn cut_jit_run(uc: &mut libc::ucontext_t) {
-    let slot = JIT_IBTC_SLOT.load(SeqCst);
-    if JIT_END.load(SeqCst) == 0 || slot == 0 {
+    let run = jit_run();
+    let slot = run.ibtc_slot;
+    if run.end == 0 || slot == 0 {
         return;
     }
     // SAFETY: `slot` is the `ibtc` field of the live JIT context of the
@@ -103,7 +132,7 @@ fn cut_jit_run(uc: &mut libc::ucontext_t) {
     // this store, made between two of its instructions, cannot tear.
     unsafe { std::ptr::write_volatile(slot as *mut usize, crate::jit::ibtc::NO_ENTRIES.as_ptr() as usize) };
     #[cfg(target_arch = "aarch64")]
-    if (JIT_BLOCKS.load(SeqCst)..JIT_END.load(SeqCst)).contains(&context::pc(uc)) {
+    if (run.blocks..run.end).contains(&context::pc(uc)) {
         uc.uc_mcontext.regs[usize::from(crate::jit::regs::BUDGET_REG)] = 1;
     }
     #[cfg(not(target_arch = "aarch64"))]
@@ -157,7 +186,22 @@ extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_vo
     let addr = unsafe { info_ref.si_addr() } as u64;
     let pc = context::pc(uc);
     let (begin, end, landing) = crate::signal::probe::code_range();
-    let in_jit = (JIT_START.load(SeqCst)..JIT_END.load(SeqCst)).contains(&pc);
+    let run = jit_run();
+    let in_jit = (run.start..run.end).contains(&pc);
+    #[cfg(target_arch = "aarch64")]
+    if in_jit && sig == libc::SIGBUS && info_ref.si_code == libc::BUS_ADRALN {
+        if let Some(f) = misaligned_fixup(&run, pc) {
+            // A bare acquire/release access at a misaligned address: its
+            // fenced plain version takes over, now and from now on (a site
+            // misaligned once tends to be again; FEX-Emu backpatches the
+            // same way). See `jit/lower/mem.rs`.
+            // SAFETY: `at` is an instruction of the live code cache (the
+            // run's fixup table lists only those).
+            unsafe { crate::jit::cache::patch_word(f.at, f.branch) };
+            context::set_pc(uc, f.fixup);
+            return;
+        }
+    }
     if memory && ((begin..end).contains(&pc) || in_jit) {
         FAULT_CODE.store(info_ref.si_code, SeqCst);
         FAULT_ADDR.store(addr, SeqCst);
@@ -174,6 +218,32 @@ extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_vo
     unsafe { libc::signal(sig, libc::SIG_DFL) };
 }
 
+/// A bare acquire/release access of JIT code (`at`), the fenced plain
+/// version a misaligned one resumes at (`fixup`), and the `b fixup` that
+/// replaces the access once it has been misaligned (encoded in advance:
+/// the handler does not assemble).
+#[derive(Clone, Copy, Debug)]
+pub struct Fixup {
+    pub at: usize,
+    pub fixup: usize,
+    pub branch: u32,
+}
+
+/// The fixup of the bare acquire/release access at `pc`, if it is one.
+#[cfg(target_arch = "aarch64")]
+fn misaligned_fixup(run: &JitRun, pc: usize) -> Option<Fixup> {
+    let (ptr, len) = (run.fixups, run.fixups_len);
+    if len == 0 {
+        return None;
+    }
+    // SAFETY: `jit_enter` registered this slice of the JIT's fixup table,
+    // which nothing changes while translated code runs (only then can a
+    // pc lie in the cache), and `jit_leave` unregisters it.
+    let table = unsafe { std::slice::from_raw_parts(ptr as *const Fixup, len) };
+    let i = table.binary_search_by_key(&pc, |f| f.at).ok()?;
+    Some(table[i])
+}
+
 /// Sends the interrupted JIT code to the trampoline's exit sequence with
 /// the fault exit code, the stack as the trampoline left it.
 #[cfg(target_arch = "aarch64")]
@@ -181,10 +251,11 @@ fn leave_jit_code(uc: &mut libc::ucontext_t) {
     // SAFETY: the slot is the `entry_sp` field of the live JIT context of
     // the run in progress (registered by `jit_enter`), written by the
     // trampoline before it branched to the block.
-    let sp = unsafe { *(JIT_SP_SLOT.load(SeqCst) as *const u64) };
+    let run = jit_run();
+    let sp = unsafe { *(run.sp_slot as *const u64) };
     uc.uc_mcontext.sp = sp;
     uc.uc_mcontext.regs[0] = crate::jit::exit::fault_code();
-    context::set_pc(uc, JIT_EXIT.load(SeqCst));
+    context::set_pc(uc, run.exit);
 }
 
 #[cfg(not(target_arch = "aarch64"))]
@@ -309,8 +380,9 @@ pub unsafe fn leave_jit_run(fault: GuestFault) -> ! {
     FAULT_SIG.store(fault.sig, SeqCst);
     // SAFETY: the slot is the live context's `entry_sp` (see
     // `leave_jit_code`).
-    let sp = unsafe { *(JIT_SP_SLOT.load(SeqCst) as *const u64) };
-    let exit = JIT_EXIT.load(SeqCst);
+    let run = jit_run();
+    let sp = unsafe { *(run.sp_slot as *const u64) };
+    let exit = run.exit;
     // SAFETY: the exit sequence restores the registers the trampoline
     // saved from the stack at `sp` and returns from the trampoline's call
     // with x0 (the contract above: no frame in between needs dropping).
@@ -328,23 +400,36 @@ pub unsafe fn leave_jit_run(fault: GuestFault) -> ! {
 
 /// Registers the JIT run about to start: faults with a pc in `code` are
 /// the guest's; they leave through `exit` with the stack pointer stored
-/// at `sp_slot`. Translated blocks start at `blocks` (in `code`); a
+/// at `sp_slot`, but for a misaligned acquire/release access at an address
+/// of `fixups` (sorted, alive until [`jit_leave`]), which resumes at its
+/// fixup. Translated blocks start at `blocks` (in `code`); a
 /// signal to deliver redirects the target-cache pointer at `ibtc_slot`
 /// (see [`cut_jit_run`]).
-pub fn jit_enter(code: std::ops::Range<usize>, blocks: usize, exit: usize, sp_slot: *const u64, ibtc_slot: *mut usize) {
-    JIT_EXIT.store(exit, SeqCst);
-    JIT_SP_SLOT.store(sp_slot as usize, SeqCst);
-    JIT_IBTC_SLOT.store(ibtc_slot as usize, SeqCst);
-    JIT_BLOCKS.store(blocks, SeqCst);
-    JIT_START.store(code.start, SeqCst);
-    JIT_END.store(code.end, SeqCst);
+pub fn jit_enter(
+    code: std::ops::Range<usize>,
+    blocks: usize,
+    exit: usize,
+    sp_slot: *const u64,
+    ibtc_slot: *mut usize,
+    fixups: &[Fixup],
+) {
+    JIT_RUN.with(|r| {
+        r.set(JitRun {
+            start: code.start,
+            end: code.end,
+            blocks,
+            exit,
+            sp_slot: sp_slot as usize,
+            ibtc_slot: ibtc_slot as usize,
+            fixups: fixups.as_ptr() as usize,
+            fixups_len: fixups.len(),
+        })
+    });
 }
 
 /// The JIT run is over.
 pub fn jit_leave() {
-    JIT_END.store(0, SeqCst);
-    JIT_START.store(0, SeqCst);
-    JIT_IBTC_SLOT.store(0, SeqCst);
+    JIT_RUN.with(|r| r.set(JitRun::NONE));
 }
 
 /// Kills this process with `sig`, as the default action of a guest fault

@@ -133,6 +133,10 @@ impl<'r> Prepared<'r> {
     pub fn new(region: &'r Region) -> Prepared<'r> {
         #[allow(unused_mut)]
         let mut executors = vec![Executor::Interpreter];
+        // A misaligned acquire/release access resumes through the SIGBUS
+        // handler, as in aarchx itself.
+        #[cfg(target_arch = "aarch64")]
+        crate::signals::install_fault_handlers();
         #[cfg(target_arch = "aarch64")]
         let mut jit = Jit::new().expect("JIT starts");
         #[cfg(target_arch = "aarch64")]

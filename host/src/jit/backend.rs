@@ -19,6 +19,7 @@ use super::ibtc::Ibtc;
 use super::journal::{self, JournalEntry};
 use super::lower::{self, Decline};
 use super::CompileOptions;
+use crate::signals::Fixup;
 
 /// Size of the code cache mapping. Every branch inside it (block to
 /// block, block to trampoline) is within the ±128 MiB reach of `b`.
@@ -82,6 +83,10 @@ pub struct Jit {
     ctx: Box<JitContext>,
     ibtc: Ibtc,
     chain_budget: u64,
+    /// Every bare acquire/release access in the cache, in address order
+    /// (code is placed in increasing order), for the SIGBUS handler (see
+    /// `lower/mem.rs`).
+    fixups: Vec<Fixup>,
 }
 
 impl Jit {
@@ -103,6 +108,7 @@ impl Jit {
             ctx,
             ibtc,
             chain_budget: DEFAULT_CHAIN_BUDGET,
+            fixups: Vec::new(),
         })
     }
 
@@ -133,6 +139,10 @@ impl Jit {
         let lowered = lower::lower(region, at, self.trampoline.exit_addr(), first_stub, options, reads_flags)?;
         let start = self.cache.push(at, &lowered.code).ok_or(Decline::CacheFull)?;
         let code = start + lowered.entry;
+        self.fixups.extend(lowered.fixups.iter().map(|&(at, fixup)| {
+            let (at, fixup) = (start + at as usize, start + fixup as usize);
+            Fixup { at, fixup, branch: super::chain::branch(at, fixup) }
+        }));
         if tracing::enabled!(target: "aarchx::jit::code", tracing::Level::TRACE) {
             // The words, for `objdump -b binary -m aarch64` (docs/codegen.md).
             let words: Vec<String> = lowered
@@ -224,7 +234,7 @@ impl Jit {
         // trampoline's contract; the context outlives the call and its
         // helper pointer refers to `helpers`, alive until the call returns;
         // the caller upholds the guest-memory contract above.
-        let raw = unsafe { self.trampoline.enter(state, &mut self.ctx, code) };
+        let raw = unsafe { self.trampoline.enter(state, &mut self.ctx, code, &self.fixups) };
         self.ctx.clear_helpers();
         let (exit, stub) = exit::decode(raw);
         JitExit { exit, chain: stub }
@@ -273,6 +283,7 @@ impl Jit {
         self.blocks.clear();
         self.by_addr.clear();
         self.stubs = StubTable::default();
+        self.fixups.clear();
         self.cache.rewind(self.blocks_start);
     }
 

@@ -81,11 +81,8 @@ impl CodeCache {
     /// with respect to a thread executing it.
     pub fn patch_u32(&mut self, addr: usize, insn: u32) {
         self.check(addr, 4);
-        // SAFETY: `addr` is inside the mapping and 4-aligned (checked);
-        // code bytes are only ever accessed through raw pointers or
-        // atomics, never through Rust references.
-        unsafe { (*(addr as *const AtomicU32)).store(insn, Ordering::Release) };
-        self.sync(addr, 4);
+        // SAFETY: `addr` is inside the mapping and 4-aligned (checked).
+        unsafe { patch_word(addr, insn) };
     }
 
     /// The instruction at `addr`.
@@ -117,6 +114,25 @@ impl CodeCache {
         dynasmrt::cache_control::synchronize_icache(bytes);
         dynasmrt::cache_control::prepare_for_execution(bytes);
     }
+}
+
+/// Replaces the aligned instruction at `addr` with `insn`, atomically
+/// with respect to a thread executing it, and makes the change visible to
+/// instruction fetch: what [`CodeCache::patch_u32`] does once it has
+/// checked the address, and what the SIGBUS handler does to send a
+/// misaligned access to its fixup for good (no allocation, no lock).
+///
+/// # Safety
+///
+/// `addr` is 4-aligned and inside a live code cache mapping.
+pub unsafe fn patch_word(addr: usize, insn: u32) {
+    // SAFETY: the caller's contract; code bytes are only ever accessed
+    // through raw pointers or atomics, never through Rust references.
+    unsafe { (*(addr as *const AtomicU32)).store(insn, Ordering::Release) };
+    // SAFETY: as above; the slice is only read.
+    let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, 4) };
+    dynasmrt::cache_control::synchronize_icache(bytes);
+    dynasmrt::cache_control::prepare_for_execution(bytes);
 }
 
 impl Drop for CodeCache {

@@ -138,7 +138,7 @@ impl StubTable {
 
 /// The encoding of `b to` placed at `from` (both inside the cache, so
 /// within the ±128 MiB reach).
-fn branch(from: usize, to: usize) -> u32 {
+pub(super) fn branch(from: usize, to: usize) -> u32 {
     let mut ops = VecAssembler::<Aarch64Relocation>::new(from);
     dynasm!(ops
         ; .arch aarch64

@@ -115,8 +115,15 @@ impl Trampoline {
     /// `code` is the entry of a block generated for this trampoline, and
     /// the guest memory it touches is mapped (see `Jit::run`).
     /// While it runs, a guest memory fault in the code cache comes back
-    /// as the fault exit code (see `crate::signals`).
-    pub unsafe fn enter(&self, state: &mut GuestState, ctx: &mut JitContext, code: usize) -> u64 {
+    /// as the fault exit code, and a misaligned acquire/release access at
+    /// an address of `fixups` resumes at its fixup (see `crate::signals`).
+    pub unsafe fn enter(
+        &self,
+        state: &mut GuestState,
+        ctx: &mut JitContext,
+        code: usize,
+        fixups: &[crate::signals::Fixup],
+    ) -> u64 {
         // SAFETY: `enter` is the address of the code generated above,
         // which follows the C calling convention of `EnterFn`.
         let f = unsafe { std::mem::transmute::<usize, EnterFn>(self.enter) };
@@ -126,6 +133,7 @@ impl Trampoline {
             self.fault_exit,
             std::ptr::addr_of!(ctx.entry_sp),
             std::ptr::addr_of_mut!(ctx.ibtc).cast(),
+            fixups,
         );
         // SAFETY: the caller's contract; the code preserves every register
         // AAPCS64 requires and returns through the exit sequence.

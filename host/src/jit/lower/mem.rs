@@ -8,10 +8,13 @@
 //! `atomic_cas` use the LSE instructions with acquire-release order.
 //!
 //! x86 allows every access, locked ones included, at any alignment;
-//! `ldar`, `stlr` and the LSE atomics fault on a misaligned address. Each
-//! such access therefore tests the address first and takes a fenced plain
-//! access when it is misaligned (a later optimisation can patch the fast
-//! path in from a SIGBUS handler instead, as FEX does).
+//! `ldar`, `stlr` and the LSE atomics fault on a misaligned address. An
+//! ordered load or store is the bare `ldar`/`stlr`: its fenced plain
+//! version is placed after the region's blocks ([`Lowerer::misaligned_paths`]),
+//! and the SIGBUS handler resumes a misaligned one there, from where it
+//! branches back (`crate::signals`; FEX-Emu does the same). The atomics
+//! test the address first and take a fenced plain sequence when it is
+//! misaligned.
 //! In journal mode every store is preceded by a journal record.
 
 use aarchx_ir::{GuestState, InstData, MemFlags, Opcode, RmwOp, Type, Value};
@@ -168,17 +171,13 @@ impl Lowerer<'_> {
         if ordered {
             let a = self.guest_base(d.arg(0));
             if bits > 8 {
-                // ldar needs an aligned address; x86 does not. An unaligned
-                // access takes a plain load followed by a barrier.
-                self.branch_if_unaligned(bits, a);
+                let at = self.ops.offset().0 as u32;
                 match bits {
                     16 => a64!(self.ops; ldarh W(x), [X(a)]),
                     32 => a64!(self.ops; ldar W(x), [X(a)]),
                     _ => a64!(self.ops; ldar X(x), [X(a)]),
                 }
-                a64!(self.ops; b >done; unaligned:);
-                self.plain_load(bits, x, Addr::Base(a));
-                a64!(self.ops; dmb ishld; done:);
+                self.may_be_misaligned(at, bits, x, a, false);
             } else {
                 a64!(self.ops; ldarb W(x), [X(a)]);
             }
@@ -244,6 +243,39 @@ impl Lowerer<'_> {
         }
     }
 
+    /// Records the bare acquire/release access just emitted at offset `at`
+    /// (of `bits`, data register `X(x)`, address `X(a)`) for
+    /// [`Lowerer::misaligned_paths`], which branches back to here.
+    fn may_be_misaligned(&mut self, at: u32, bits: u32, x: u8, a: u8, store: bool) {
+        let back = self.ops.new_dynamic_label();
+        a64!(self.ops; =>back);
+        self.misaligned.push(super::Misaligned { at, back, bits, x, a, store });
+    }
+
+    /// Emits, after the region's blocks, the plain fenced version of each
+    /// ordered access emitted bare, branching back after it; returns the
+    /// (access, fixup) offsets the SIGBUS handler resumes a misaligned
+    /// access by (see `crate::signals`).
+    pub(super) fn misaligned_paths(&mut self) -> Vec<(u32, u32)> {
+        let pending = std::mem::take(&mut self.misaligned);
+        pending
+            .into_iter()
+            .map(|m| {
+                let fixup = self.ops.offset().0 as u32;
+                if m.store {
+                    a64!(self.ops; dmb ish);
+                    self.plain_store(m.bits, m.x, Addr::Base(m.a));
+                } else {
+                    self.plain_load(m.bits, m.x, Addr::Base(m.a));
+                    a64!(self.ops; dmb ishld);
+                }
+                let back = m.back;
+                a64!(self.ops; b =>back);
+                (m.at, fixup)
+            })
+            .collect()
+    }
+
     /// Branches to the next `unaligned:` label when the address in `X(a)`
     /// is not aligned to `bits` (16, 32 or 64).
     fn branch_if_unaligned(&mut self, bits: u32, a: u8) {
@@ -282,15 +314,13 @@ impl Lowerer<'_> {
         let a = self.guest_base(d.arg(0));
         let x = self.xsrc_zr(d.arg(1), 1);
         if bits > 8 {
-            self.branch_if_unaligned(bits, a);
+            let at = self.ops.offset().0 as u32;
             match bits {
                 16 => a64!(self.ops; stlrh W(x), [X(a)]),
                 32 => a64!(self.ops; stlr W(x), [X(a)]),
                 _ => a64!(self.ops; stlr X(x), [X(a)]),
             }
-            a64!(self.ops; b >done; unaligned: ; dmb ish);
-            self.plain_store(bits, x, Addr::Base(a));
-            a64!(self.ops; done:);
+            self.may_be_misaligned(at, bits, x, a, true);
         } else {
             a64!(self.ops; stlrb W(x), [X(a)]);
         }

@@ -92,12 +92,27 @@ pub struct StubSite {
 }
 
 /// A lowered region: its code, assembled for the address given to
-/// [`lower`], the offset of its entry in it, and its chainable exit stubs
-/// in order.
+/// [`lower`], the offset of its entry in it, its chainable exit stubs in
+/// order, and for each bare acquire/release access the offset of the
+/// access and of the fixup a misaligned one resumes at.
 pub struct Lowered {
     pub code: Vec<u8>,
     pub entry: usize,
     pub stubs: Vec<StubSite>,
+    pub fixups: Vec<(u32, u32)>,
+}
+
+/// An ordered access emitted as a bare `ldar`/`stlr` (see `mem.rs`).
+struct Misaligned {
+    /// Offset of the access.
+    at: u32,
+    /// Right after it.
+    back: DynamicLabel,
+    bits: u32,
+    /// The data and address registers.
+    x: u8,
+    a: u8,
+    store: bool,
 }
 
 /// Translates `region` into code to be placed at `base` (8-aligned).
@@ -127,8 +142,9 @@ pub fn lower(
     for b in 0..region.blocks.len() {
         l.block(b)?;
     }
+    let fixups = l.misaligned_paths();
     let code = l.ops.finalize().map_err(|e| Decline::Assembler(e.to_string()))?;
-    Ok(Lowered { code, entry, stubs: l.stubs })
+    Ok(Lowered { code, entry, stubs: l.stubs, fixups })
 }
 
 /// The state of one region's translation.
@@ -145,6 +161,8 @@ struct Lowerer<'r> {
     /// One label per IR block.
     labels: Vec<DynamicLabel>,
     stubs: Vec<StubSite>,
+    /// Bare acquire/release accesses awaiting their misaligned paths.
+    misaligned: Vec<Misaligned>,
     /// Whether any op can observe `rip` mid-region (a `call`): only then
     /// are `insn` marks written to the state.
     needs_rip: bool,
@@ -199,6 +217,7 @@ impl<'r> Lowerer<'r> {
             uses,
             labels,
             stubs: Vec::new(),
+            misaligned: Vec::new(),
             needs_rip,
             pending_rip: None,
             current: 0,
