@@ -3,7 +3,8 @@
 //! `x ^ 0`, `x << 0`, `x & -1`, `x * 1`, `x & x` are `x`; `x ^ x`, `x - x`,
 //! `x & 0` are 0; compares of equal or constant operands, and `x <u 0`
 //! and `x >=u 0`, and `select` on
-//! a constant are decided; `trunc(zext x)` is `x`, `zext(trunc y)` is `y`
+//! a constant are decided; `trunc(zext x)` is `x` (or a narrower `zext x`),
+//! `zext(zext x)` is one `zext`, `zext(trunc y)` is `y`
 //! when the dropped bits of `y` are known zero; `concat(0, lo)` is
 //! `zext lo`; and a 128-bit `udiv`/`urem` of zero-extended 64-bit operands
 //! (`xor edx, edx; div rbx`) becomes the 64-bit one. A `brif` on a
@@ -202,12 +203,21 @@ fn fold_unary(region: &Region, d: &InstData) -> Option<Folded> {
         let v = if d.op == Opcode::Sext { eval::sext(u128::from(c), from.bits()) as u128 } else { u128::from(c) };
         return Some(Folded::Const(d.ty, (v & eval::mask(d.ty.bits())) as u64));
     }
-    // trunc(zext x) and trunc(sext x) back to x's own type.
+    // trunc(zext x) and trunc(sext x) back to x's own type, or to a type
+    // between it and the extension's (a narrower zext, or sext, of x).
     if d.op == Opcode::Trunc && matches!(inner.op, Opcode::Zext | Opcode::Sext) {
         let orig = inner.arg(0);
+        let orig_bits = region.value_type(orig).bits();
         if region.value_type(orig) == d.ty {
             return Some(Folded::Alias(orig));
         }
+        if scalar(d.ty) && orig_bits < d.ty.bits() {
+            return Some(Folded::Inst(InstData { op: inner.op, ty: d.ty, aux: 0, args: [orig.0, 0, 0] }));
+        }
+    }
+    // zext(zext x): one zext of x.
+    if d.op == Opcode::Zext && inner.op == Opcode::Zext && scalar(d.ty) {
+        return Some(Folded::Inst(InstData { op: Opcode::Zext, ty: d.ty, aux: 0, args: [inner.arg(0).0, 0, 0] }));
     }
     // zext(trunc y) where y's dropped bits are known zero: y.
     if d.op == Opcode::Zext && inner.op == Opcode::Trunc && region.value_type(inner.arg(0)) == d.ty {
@@ -339,6 +349,50 @@ block0:
   v10 = iconst.i64 0x10
   v11 = xor.i64 v4, v10
   set rax, v11
+  exit jump 0x2000
+"
+        );
+    }
+
+    #[test]
+    fn extensions_of_extensions_collapse() {
+        let out = run_pass(
+            &mut ConstFold,
+            "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = trunc.i8 v0
+  v2 = zext.i32 v1
+  v3 = zext.i64 v2
+  v4 = trunc.i16 v3
+  set rax, v3
+  v5 = zext.i64 v4
+  set rcx, v5
+  v6 = sext.i64 v1
+  v7 = trunc.i32 v6
+  v8 = zext.i64 v7
+  set rdx, v8
+  exit jump 0x2000
+",
+        );
+        assert_eq!(
+            out,
+            "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = trunc.i8 v0
+  v2 = zext.i32 v1
+  v3 = zext.i64 v1
+  v4 = zext.i16 v1
+  set rax, v3
+  v5 = zext.i64 v1
+  set rcx, v5
+  v6 = sext.i64 v1
+  v7 = sext.i32 v1
+  v8 = zext.i64 v7
+  set rdx, v8
   exit jump 0x2000
 "
         );

@@ -176,27 +176,44 @@ fn pinned_accesses(r: &Region, pos: &[u32]) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
     (reads, writes)
 }
 
+/// A value a `set` of a pinned guest register writes (see `pinned_sets`).
+#[derive(Clone, Copy)]
+struct PinnedSet {
+    reg: Reg,
+    /// The `set`'s position.
+    at_set: u32,
+    /// The `zext` between the value and the `set`, when there is one (a
+    /// 32-bit result written to a 64-bit register), which shares the
+    /// value's register and may be read after it.
+    through: Option<Value>,
+}
+
 /// For each integer value (not a `get`) that a `set` of a pinned guest
-/// register in its own block writes: the first such register and the
-/// `set`'s position.
+/// register in its own block writes, directly or through a `zext`: the
+/// first such register and the `set`'s position.
 /// Such a value can be computed straight into the pinned host register
 /// (the `set` is then nothing) when nothing needs the register's old
 /// content from the definition to the `set` (no live value in it, no
 /// `get` of it, no helper call) and nothing overwrites it while the value
-/// is still read.
-fn pinned_sets(r: &Region, pos: &[u32], block_of: &[u32]) -> Vec<Option<(Reg, u32)>> {
+/// (or its `zext`) is still read.
+fn pinned_sets(r: &Region, pos: &[u32], block_of: &[u32]) -> Vec<Option<PinnedSet>> {
     let mut first = vec![None; r.insts.len()];
     for &v in r.blocks.iter().flat_map(|b| b.insts.iter()) {
         let d = r.inst(v);
         if d.op == Opcode::Set && pinned(d.reg()).is_some() {
             let a = d.arg(0);
-            let ad = r.inst(a);
-            if first[a.index()].is_none()
-                && block_of[a.index()] == block_of[v.index()]
-                && ad.op != Opcode::Get
-                && class(ad.ty) == Some(true)
-            {
-                first[a.index()] = Some((d.reg(), pos[v.index()]));
+            let candidate = |x: Value| {
+                let xd = r.inst(x);
+                block_of[x.index()] == block_of[v.index()] && xd.op != Opcode::Get && class(xd.ty) == Some(true)
+            };
+            let set = PinnedSet { reg: d.reg(), at_set: pos[v.index()], through: None };
+            if first[a.index()].is_none() && candidate(a) {
+                first[a.index()] = Some(set);
+            }
+            if let Some(b) = copy_of(r, a).filter(|_| r.inst(a).op == Opcode::Zext) {
+                if first[b.index()].is_none() && candidate(b) {
+                    first[b.index()] = Some(PinnedSet { through: Some(a), ..set });
+                }
             }
         }
     }
@@ -213,18 +230,22 @@ fn copy_of(r: &Region, v: Value) -> Option<Value> {
     (lane0 || zext).then(|| d.arg(0))
 }
 
-/// Whether `d`'s emitter reads all its operands before it writes its
-/// result, so the result may go to the register an operand is in: the
-/// 64-bit ops that are one arm64 instruction (`add x20, x20, x25`, a
-/// shift or rotate by a constant).
+/// Whether `d`'s emitter reads all its operands (in its first
+/// instruction) before it writes its result, so the result may go to the
+/// register an operand is in: the 64- and 32-bit ops that are one arm64
+/// instruction (`add x20, x20, x25`, `add w22, w22, #1`, a shift or
+/// rotate by a constant), a sign extension, and a load (`ldr x24, [x0,
+/// x24, lsl #3]`, `ldar`).
 fn in_place(r: &Region, d: &InstData) -> bool {
     let by_const = || r.insts.get(d.args[1] as usize).and_then(const_of).is_some();
-    d.ty == Type::I64
-        && match d.op {
-            Opcode::Add | Opcode::Sub | Opcode::And | Opcode::Or | Opcode::Xor | Opcode::AndNot | Opcode::Mul => true,
-            Opcode::Shl | Opcode::Lshr | Opcode::Ashr | Opcode::Rotl | Opcode::Rotr => by_const(),
-            _ => false,
-        }
+    let wide = matches!(d.ty, Type::I64 | Type::I32);
+    match d.op {
+        Opcode::Load => class(d.ty) == Some(true),
+        Opcode::Sext => wide,
+        Opcode::Add | Opcode::Sub | Opcode::And | Opcode::Or | Opcode::Xor | Opcode::AndNot | Opcode::Mul => wide,
+        Opcode::Shl | Opcode::Lshr | Opcode::Ashr | Opcode::Rotl | Opcode::Rotr => wide && by_const(),
+        _ => false,
+    }
 }
 
 /// Decides folds and homes for `r`. `uses` counts each value's readers;
@@ -400,10 +421,11 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
                         continue;
                     }
                 }
-            } else if let Some((reg, at_set)) = coalesce[v.index()] {
+            } else if let Some(PinnedSet { reg, at_set, through }) = coalesce[v.index()] {
                 // Computed straight into the pinned register its `set`
                 // writes (see `pinned_sets`).
                 let host = pinned(reg).expect("a pinned register");
+                let e = through.map_or(e, |z| e.max(end[z.index()]));
                 let between = |ps: &[u32], hi: u32| ps.iter().any(|&p| at < p && p < hi);
                 let w = &writes[usize::from(reg.0)];
                 if (forward || !cross[v.index()])
