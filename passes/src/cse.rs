@@ -49,10 +49,7 @@ impl Pass for Cse {
                 }
             }
         });
-        region.resolve_aliases(&replace);
-        for block in &mut region.blocks {
-            block.insts.retain(|v| replace[v.index()].is_none());
-        }
+        region.replace_values(&replace);
         Ok(())
     }
 }

@@ -75,10 +75,7 @@ fn forward(region: &mut Region) {
             }
         }
     });
-    region.resolve_aliases(&replace);
-    for block in &mut region.blocks {
-        block.insts.retain(|v| replace[v.index()].is_none());
-    }
+    region.replace_values(&replace);
 }
 
 /// Whether `op` ends the window in which a later `set` hides an earlier one.

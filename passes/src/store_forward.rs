@@ -59,10 +59,7 @@ impl Pass for StoreForward {
                 }
             }
         });
-        region.resolve_aliases(&replace);
-        for block in &mut region.blocks {
-            block.insts.retain(|v| replace[v.index()].is_none());
-        }
+        region.replace_values(&replace);
         Ok(())
     }
 }

@@ -79,10 +79,7 @@
 //! patches code ([`Jit`], [`cache`], [`entry`], [`chain`]) is aarch64
 //! only.
 //!
-//! What is deliberately absent, for later issues: register allocation
-//! across ops (values round-trip through stack slots); an inline
-//! indirect-branch cache (`exit_indirect` always returns to Rust); an
-//! exact guest state at a faulting access (a fault in translated code
+//! What is deliberately absent, for later issues: an exact guest state at a faulting access (a fault in translated code
 //! leaves the run through the trampoline's exit with a fault code, and the
 //! dispatcher replays the region on the interpreter: see
 //! `docs/signals.md`); a budget check on a region's

@@ -146,6 +146,16 @@ impl Region {
         }
     }
 
+    /// Replaces the instructions `replace` maps (by value index) with the
+    /// values they map to: every use is rewritten ([`Region::resolve_aliases`])
+    /// and the replaced instructions leave their blocks.
+    pub fn replace_values(&mut self, replace: &[Option<Value>]) {
+        self.resolve_aliases(replace);
+        for block in &mut self.blocks {
+            block.insts.retain(|v| replace.get(v.index()).copied().flatten().is_none());
+        }
+    }
+
     /// Guest instructions marked in the region, as (address, length).
     pub fn guest_insns(&self) -> impl Iterator<Item = (u64, u16)> + '_ {
         self.blocks
