@@ -120,6 +120,50 @@ fn nan_operands_propagate_first_operand_first_and_quieted() {
     );
 }
 
+/// A run of scalar f64 ops on the low lanes of xmm0-xmm2 (see
+/// `jit/lower/nan_runs.rs`: the JIT checks their NaNs once, at the end):
+/// `v6 = a * b; v7 = v6 + b; v8 = c - c; v9 = v8 + b; v10 = a + c`, with
+/// lane 0 of the result `v7` and lane 1 `v9` (`v10` when `tail`).
+/// `a`'s last read is early in the run, so a run executed again from
+/// registers its own results had overwritten would show in `v7`.
+fn f64_run((a, b, c): (u128, u128, u128), tail: bool) -> u128 {
+    let lane1 = if tail { "v10" } else { "v9" };
+    eval(
+        &[("xmm0", a), ("xmm1", b), ("xmm2", c)],
+        &format!(
+            "v0 = get xmm0\n v1 = get xmm1\n v2 = get xmm2\n \
+             v3 = extract_lane.f64x2 v0, 0\n v4 = extract_lane.f64x2 v1, 0\n v5 = extract_lane.f64x2 v2, 0\n \
+             v6 = fmul.f64 v3, v4\n v7 = fadd.f64 v6, v4\n v8 = fsub.f64 v5, v5\n v9 = fadd.f64 v8, v4\n \
+             v10 = fadd.f64 v3, v5\n v11 = insert_lane.f64x2 v1, v7, 0\n v12 = insert_lane.f64x2 v11, {lane1}, 1"
+        ),
+    )
+}
+
+#[test]
+fn a_run_of_ops_gives_each_nan_by_the_x86_rule() {
+    const THREE_HALVES: u128 = 0x3ff8_0000_0000_0000;
+    // 1.5 * 2 + 2 = 5; inf - inf is the default NaN, which the next op
+    // propagates as it is.
+    assert_eq!(f64_run((THREE_HALVES, TWO, INF), false), pack(64, [0x4014_0000_0000_0000, DEFAULT_NAN]));
+    // No invalid op: 1.5 * 2 + 2 = 5, 1 - 1 + 2 = 2.
+    assert_eq!(f64_run((THREE_HALVES, TWO, ONE), false), pack(64, [0x4014_0000_0000_0000, TWO]));
+    // A quiet NaN first and a signalling one second: x86 keeps the first.
+    assert_eq!(f64_run((QNAN_A, TWO, SNAN_B), true), pack(64, [QNAN_A, QNAN_A]));
+    // Four lanes at a time, the invalid op second.
+    let f32x4 = |a: [u128; 4], b: [u128; 4]| {
+        eval(
+            &[("xmm0", pack(32, a)), ("xmm1", pack(32, b))],
+            "v0 = get xmm0\n v1 = get xmm1\n v2 = fmul.f32x4 v0, v1\n v3 = fdiv.f32x4 v2, v2\n v4 = fadd.f32x4 v3, v0",
+        )
+    };
+    let (one, two, inf) = (0x3f80_0000, 0x4000_0000, 0x7f80_0000);
+    // (a * b) / (a * b) + a: 0/0 and inf/inf are invalid.
+    assert_eq!(
+        f32x4([one, 0, two, inf], [two, one, one, one]),
+        pack(32, [0x4000_0000, F32_DEFAULT_NAN, 0x4040_0000, F32_DEFAULT_NAN])
+    );
+}
+
 #[test]
 fn min_and_max_return_the_second_operand_unless_strictly_ordered() {
     table(

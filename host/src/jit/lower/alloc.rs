@@ -6,6 +6,9 @@
 //!
 //! - an `iconst` up to 64 bits is a [`Home::Const`]: never stored, its
 //!   users fold it into an immediate or materialise it when they need it;
+//!   one that takes two or more instructions to build and is read more
+//!   than once gets a register instead, when one is free (an address
+//!   loaded and stored, a multiplier used twice);
 //! - a value folded into its single user ([`Fold`]) has no home of its
 //!   own: the user emits it (an `icmp` or scalar `fcmp` feeding `brif`
 //!   or an integer `select` becomes `cmp`/`fcmp` + `b.cc`/`csel`; an
@@ -13,7 +16,8 @@
 //!   addressing mode, base + immediate, base + register or base + scaled
 //!   index; an acquire/release access takes only an `iadd` of 0, as its
 //!   bare base register; a `trunc` of an `lshr` by a constant is one
-//!   `ubfx`);
+//!   `ubfx`; a `trunc` read only by an `and` of its width is the `and`
+//!   of the wide operand);
 //! - a `get` of a pinned guest register (see `crate::jit::regs`) is the
 //!   pinned host register itself, when nothing writes that guest register
 //!   while the value is live (no `set` of it, no helper `call` that writes
@@ -48,10 +52,16 @@
 //! A register is released only after its value's last use, so an op's
 //! result register always differs from its operands' registers, the
 //! contract of the op emitters.
+//!
+//! A run of batched NaN checks ([`super::nan_runs`]) may execute twice:
+//! every value it reads that is defined before it stays in its home until
+//! the run's end, no result in it is computed into a pinned register, and
+//! no `insert_lane` in it inserts in place into a vector from before it.
 
 use aarchx_ir::cond::Helper;
 use aarchx_ir::{InstData, MemFlags, Opcode, Reg, Region, Type, Value};
 
+use super::nan_runs::Run;
 use crate::jit::regs::{is_pinned_host, pinned};
 
 /// Where a value lives.
@@ -83,6 +93,10 @@ pub enum Fold {
     Index,
     /// An `lshr` by a constant emitted by its `trunc` as one `ubfx`.
     BitField,
+    /// A `trunc` read only by an `and` of its width: the `and` reads the
+    /// wide operand (the other operand is zero-extended at the width, so
+    /// the result is too).
+    Low,
 }
 
 /// Caller-saved X registers the allocator hands out: x0-x5 are the slot
@@ -128,7 +142,17 @@ fn class(ty: Type) -> Option<bool> {
     }
 }
 
-/// The immediate of an `iconst` that gets a [`Home::Const`].
+/// The instructions `mov64` takes to build `c` (movz/movn + movk).
+pub fn materialise_cost(c: u64) -> u32 {
+    if c == 0 || (!c) >> 16 == 0 {
+        1
+    } else {
+        (0..4).filter(|i| (c >> (16 * i)) & 0xffff != 0).count() as u32
+    }
+}
+
+/// The immediate of an `iconst` that gets a [`Home::Const`] (or, when
+/// it is wide and read more than once, a register).
 pub fn const_of(d: &InstData) -> Option<u64> {
     (d.op == Opcode::Iconst && d.ty.is_int() && d.ty.bits() <= 64).then(|| {
         let bits = d.ty.bits();
@@ -250,8 +274,15 @@ fn in_place(r: &Region, d: &InstData) -> bool {
 
 /// Decides folds and homes for `r`. `uses` counts each value's readers;
 /// `skippable` says whether an instruction is left out; `journal` keeps
-/// store addresses whole (the journal records them).
-pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> bool, journal: bool) -> Allocation {
+/// store addresses whole (the journal records them); `runs` are the runs
+/// of batched NaN checks.
+pub fn allocate(
+    r: &Region,
+    uses: &[u32],
+    skippable: impl Fn(&InstData, u32) -> bool,
+    journal: bool,
+    runs: &[Run],
+) -> Allocation {
     let n = r.insts.len();
     let mut pos = vec![0u32; n];
     let mut block_of = vec![0u32; n];
@@ -290,6 +321,23 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
                         && single_local(a, v)
                     {
                         fold[a.index()] = Fold::BitField;
+                    }
+                }
+                Opcode::And if d.ty.is_int() && d.ty.bits() <= 32 => {
+                    // A narrow value's register is zero above its width (the
+                    // and is a 64-bit `and`): one unmasked operand keeps the
+                    // result so, two would not.
+                    for a in [d.arg(0), d.arg(1)] {
+                        let ad = r.inst(a);
+                        if ad.op == Opcode::Trunc
+                            && ad.ty == d.ty
+                            && fold[ad.arg(0).index()] == Fold::No
+                            && class(r.value_type(ad.arg(0))) == Some(true)
+                            && single_local(a, v)
+                        {
+                            fold[a.index()] = Fold::Low;
+                            break;
+                        }
                     }
                 }
                 Opcode::Load | Opcode::Store => {
@@ -356,6 +404,22 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
             }
         }
     }
+    // What a run reads from before it lives until the run's end; each
+    // instruction of a run knows where its run starts.
+    let mut run_start = vec![None::<u32>; n];
+    for run in runs {
+        let insts = &r.blocks[run.block].insts[run.first..=run.last];
+        let (start, stop) = (pos[insts[0].index()], pos[insts[insts.len() - 1].index()]);
+        for &v in insts {
+            run_start[v.index()] = Some(start);
+            if fold[v.index()] != Fold::No {
+                continue;
+            }
+            for a in r.inst(v).values().filter(|a| pos[a.index()] < start) {
+                mark(r, &fold, a, stop, run.block as u32, &block_of, &mut end, &mut cross);
+            }
+        }
+    }
     // A copy shares its operand's register, which then stays allocated
     // while the copy is read. Backward, so a chain of copies extends all
     // the way.
@@ -406,11 +470,31 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
             if !d.op.format().has_result() || skippable(d, uses[v.index()]) || fold[v.index()] != Fold::No {
                 continue;
             }
+            let e = end[v.index()];
             if let Some(c) = const_of(d) {
-                home[v.index()] = Home::Const(c);
+                // A constant that takes more than one instruction to build
+                // and is read more than once gets a register when one is
+                // free: built once by its `iconst`.
+                let reg = if uses[v.index()] > 1 && materialise_cost(c) > 1 && (forward || !cross[v.index()]) {
+                    let over_call = calls.iter().any(|&p| at < p && p < e);
+                    let (first, second) = if over_call {
+                        (&mut free_callee, &mut free_caller)
+                    } else {
+                        (&mut free_caller, &mut free_callee)
+                    };
+                    first.pop().or_else(|| second.pop())
+                } else {
+                    None
+                };
+                home[v.index()] = match reg {
+                    Some(x) => {
+                        active.push((e, Home::X(x)));
+                        Home::X(x)
+                    }
+                    None => Home::Const(c),
+                };
                 continue;
             }
-            let e = end[v.index()];
             if d.op == Opcode::Get {
                 if let Some(host) = pinned(d.reg()) {
                     let w = &writes[usize::from(d.reg().0)];
@@ -421,7 +505,9 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
                         continue;
                     }
                 }
-            } else if let Some(PinnedSet { reg, at_set, through }) = coalesce[v.index()] {
+            } else if let Some(PinnedSet { reg, at_set, through }) =
+                coalesce[v.index()].filter(|_| run_start[v.index()].is_none())
+            {
                 // Computed straight into the pinned register its `set`
                 // writes (see `pinned_sets`).
                 let host = pinned(reg).expect("a pinned register");
@@ -452,7 +538,7 @@ pub fn allocate(r: &Region, uses: &[u32], skippable: impl Fn(&InstData, u32) -> 
                 // last read (the emitter then inserts into it).
                 let a = d.arg(0);
                 if let Home::V(h) = home[a.index()] {
-                    if end[a.index()] == at {
+                    if end[a.index()] == at && run_start[v.index()].is_none_or(|s| pos[a.index()] >= s) {
                         if let Some(k) = active.iter().position(|&(_, x)| x == Home::V(h)) {
                             active[k] = (e, Home::V(h));
                             home[v.index()] = Home::V(h);

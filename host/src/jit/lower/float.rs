@@ -5,9 +5,11 @@
 //! flush to zero, as the host's FPCR is set) gives the x86 result; when a
 //! result is NaN, the lanes are rewritten by the x86 rule in
 //! [`crate::jit::runtime::fix_nan`] (a slow path, taken only then).
-//! `fmin`/`fmax` select as `minss`/`maxss` do (`a < b ? a : b`, so NaNs
-//! and equal zeros give `b`); conversions to integers turn arm's
-//! saturation (and NaN's 0) into the integer indefinite.
+//! Inside a run of [`super::nan_runs`] the ops go unchecked and the run
+//! tests FPSR.IOC once at its end. `fmin`/`fmax` select as
+//! `minss`/`maxss` do (`a < b ? a : b`, so NaNs and equal zeros give
+//! `b`); conversions to integers turn arm's saturation (and NaN's 0) into
+//! the integer indefinite.
 
 use aarchx_ir::{FloatCond, InstData, Opcode, Type, Value};
 use dynasmrt::{DynasmApi, DynasmLabelApi};
@@ -58,6 +60,13 @@ fn is_float_vector(ty: Type) -> bool {
     matches!(ty, Type::F32X4 | Type::F64X2)
 }
 
+/// Whether `d` is arithmetic whose NaN results need the x86 rule: its
+/// check follows it, or ends its run (see [`super::nan_runs`]).
+pub(super) fn nan_checked(d: &InstData) -> bool {
+    matches!(d.op, Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv | Opcode::Fsqrt)
+        && (d.ty.is_float() || is_float_vector(d.ty))
+}
+
 impl Lowerer<'_> {
     pub(super) fn float_op(&mut self, v: Value, d: &InstData) -> Result<(), Decline> {
         let ty = d.ty;
@@ -104,7 +113,7 @@ impl Lowerer<'_> {
             Opcode::Fmax => a64!(self.ops; fcmp D(a), D(b); fcsel D(r), D(a), D(b), gt),
             _ => return false,
         }
-        if !matches!(d.op, Opcode::Fmin | Opcode::Fmax) {
+        if nan_checked(d) && !self.batched {
             if ty == Type::F32 {
                 a64!(self.ops; fcmp S(r), S(r); b.vc >ok);
             } else {
@@ -141,7 +150,7 @@ impl Lowerer<'_> {
             }
             _ => return false,
         }
-        if !matches!(d.op, Opcode::Fmin | Opcode::Fmax) {
+        if nan_checked(d) && !self.batched {
             // Any NaN lane: a zero lane where the result is not equal to
             // itself, so the smallest 32-bit piece is zero (a 64-bit lane's
             // mask is two equal pieces).
@@ -336,14 +345,23 @@ impl Lowerer<'_> {
             if !src.is_int() || src.bits() > 64 {
                 return false;
             }
-            self.ldx(0, d.arg(0));
-            self.sext(0, src.bits());
-            if ty == Type::F32 {
-                a64!(self.ops; scvtf S(2), X(0));
-            } else {
-                a64!(self.ops; scvtf D(2), X(0));
+            // 32- and 64-bit operands convert straight from their register.
+            let mut x = self.xsrc(d.arg(0), T0);
+            if src.bits() < 32 {
+                if x != T0 {
+                    a64!(self.ops; mov X(T0), X(x));
+                    x = T0;
+                }
+                self.sext(x, src.bits());
             }
-            self.store(Width::fp(ty), 2, v);
+            let r = self.vdst(v, 2);
+            match (ty == Type::F32, src.bits() == 64) {
+                (true, true) => a64!(self.ops; scvtf S(r), X(x)),
+                (true, false) => a64!(self.ops; scvtf S(r), W(x)),
+                (false, true) => a64!(self.ops; scvtf D(r), X(x)),
+                (false, false) => a64!(self.ops; scvtf D(r), W(x)),
+            }
+            self.vdone(v, r);
             return true;
         }
         self.ldq(0, d.arg(0));

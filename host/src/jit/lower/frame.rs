@@ -20,7 +20,7 @@
 use aarchx_ir::{Type, Value};
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 
-use super::alloc::{caller_saved_x, Home};
+use super::alloc::{caller_saved_x, Fold, Home};
 use super::{a64, Lowerer};
 use crate::jit::regs::{CTX_REG, SPILL_AREA};
 
@@ -250,6 +250,11 @@ impl Lowerer<'_> {
     /// The X register to read integer value `v` from: its own register,
     /// or `scratch` after loading it there.
     pub fn xsrc(&mut self, v: Value, scratch: u8) -> u8 {
+        if self.alloc.fold[v.index()] == Fold::Low {
+            // A `trunc` its `and` reads as the wide value (see `alloc`).
+            let wide = self.r.inst(v).arg(0);
+            return self.xsrc(wide, scratch);
+        }
         match self.home(v) {
             Home::X(h) => h,
             _ => {

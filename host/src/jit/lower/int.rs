@@ -12,7 +12,7 @@
 use aarchx_ir::{FloatCond, InstData, IntCond, Opcode, Type, Value};
 use dynasmrt::{DynasmApi, DynasmLabelApi};
 
-use super::alloc::Fold;
+use super::alloc::{self, Fold, Home};
 use super::frame::{Cc, Width, T0, T1, T2};
 use super::{a64, Decline, Lowerer};
 use crate::jit::context::{OFF_INT128, OFF_PARITY};
@@ -56,9 +56,15 @@ impl Lowerer<'_> {
     /// `iconst.T IMM`: nothing to emit, its users materialise or fold
     /// the constant (see [`super::alloc`]).
     pub(super) fn iconst(&mut self, v: Value, d: &InstData) -> Result<(), Decline> {
-        match self.const_value(v) {
-            Some(_) => Ok(()),
-            None => Err(self.decline(d)),
+        match self.alloc.home[v.index()] {
+            Home::Const(_) => Ok(()),
+            // A wide constant read more than once, built in its register.
+            Home::X(x) => {
+                let c = alloc::const_of(d).ok_or_else(|| self.decline(d))?;
+                self.mov64(x, c);
+                Ok(())
+            }
+            _ => Err(self.decline(d)),
         }
     }
 

@@ -26,6 +26,10 @@
 //! atomics, the journal) and [`term`] (`insn`, `call` and terminators).
 //! What is not lowered makes [`lower`] return [`Decline::Op`], and the
 //! dispatcher runs the region in the interpreter instead.
+//!
+//! The float ops of a run of [`nan_runs`] are lowered twice: unchecked in
+//! their block, which tests FPSR.IOC after the run, and with a check after
+//! each op in the run's slow path, placed after the blocks.
 
 mod alloc;
 mod count;
@@ -33,11 +37,12 @@ mod float;
 mod frame;
 mod int;
 mod mem;
+mod nan_runs;
 mod term;
 mod vector;
 
 use dynasmrt::aarch64::Aarch64Relocation;
-use dynasmrt::{DynamicLabel, DynasmLabelApi, VecAssembler};
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler};
 
 use aarchx_ir::{InstData, Opcode, Region, Type, Value};
 
@@ -71,6 +76,11 @@ pub enum Decline {
     #[error("the region is malformed")]
     Malformed,
 }
+
+/// The system register FPSR (S3_3_C4_C4_1) as `mrs`/`msr` encode it, and
+/// its Invalid Operation cumulative bit.
+const FPSR: u32 = 0x5a21;
+const FPSR_IOC: u32 = 0;
 
 /// The largest frame a block may allocate on the thread's stack.
 const MAX_FRAME: u32 = 1 << 20;
@@ -142,6 +152,7 @@ pub fn lower(
     for b in 0..region.blocks.len() {
         l.block(b)?;
     }
+    l.checked_runs()?;
     let fixups = l.misaligned_paths();
     let code = l.ops.finalize().map_err(|e| Decline::Assembler(e.to_string()))?;
     Ok(Lowered { code, entry, stubs: l.stubs, fixups })
@@ -163,6 +174,14 @@ struct Lowerer<'r> {
     stubs: Vec<StubSite>,
     /// Bare acquire/release accesses awaiting their misaligned paths.
     misaligned: Vec<Misaligned>,
+    /// The runs of batched NaN checks, in layout order, and the next one
+    /// [`Lowerer::block`] meets.
+    runs: Vec<nan_runs::Run>,
+    next_run: usize,
+    /// Each lowered run's slow path entry and return labels.
+    run_labels: Vec<(DynamicLabel, DynamicLabel)>,
+    /// Lowering a run's fast path: its float ops go unchecked.
+    batched: bool,
     /// Whether any op can observe `rip` mid-region (a `call`): only then
     /// are `insn` marks written to the state.
     needs_rip: bool,
@@ -200,7 +219,8 @@ impl<'r> Lowerer<'r> {
                 }
             }
         }
-        let alloc = alloc::allocate(r, &uses, skippable, options.journal);
+        let runs = nan_runs::find(r);
+        let alloc = alloc::allocate(r, &uses, skippable, options.journal, &runs);
         if alloc.frame > MAX_FRAME {
             return Err(Decline::FrameTooLarge(alloc.frame));
         }
@@ -218,6 +238,10 @@ impl<'r> Lowerer<'r> {
             labels,
             stubs: Vec::new(),
             misaligned: Vec::new(),
+            runs,
+            next_run: 0,
+            run_labels: Vec::new(),
+            batched: false,
             needs_rip,
             pending_rip: None,
             current: 0,
@@ -229,9 +253,53 @@ impl<'r> Lowerer<'r> {
         let label = self.labels[b];
         a64!(self.ops; =>label);
         self.pending_rip = None;
-        for &v in &self.r.blocks[b].insts {
-            self.current = v.0;
-            self.inst(v, b)?;
+        let r = self.r;
+        let insts = &r.blocks[b].insts;
+        let mut i = 0;
+        while i < insts.len() {
+            let run = self.runs.get(self.next_run).copied().filter(|run| run.block == b && run.first == i);
+            let Some(run) = run else {
+                self.lower_inst(insts[i], b)?;
+                i += 1;
+                continue;
+            };
+            // The run unchecked, then its one check (see `nan_runs`).
+            self.next_run += 1;
+            self.batched = true;
+            for &v in &insts[run.first..=run.last] {
+                self.lower_inst(v, b)?;
+            }
+            self.batched = false;
+            let (slow, back) = (self.ops.new_dynamic_label(), self.ops.new_dynamic_label());
+            a64!(self.ops
+                ; mrs X(frame::T0), #FPSR
+                ; tbnz W(frame::T0), #FPSR_IOC, =>slow
+                ; =>back
+            );
+            self.run_labels.push((slow, back));
+            i = run.last + 1;
+        }
+        Ok(())
+    }
+
+    fn lower_inst(&mut self, v: Value, b: usize) -> Result<(), Decline> {
+        self.current = v.0;
+        self.inst(v, b)
+    }
+
+    /// Places each run's slow path after the blocks: the run again, each
+    /// op checked, then FPSR cleared (IOC is cumulative) and back.
+    fn checked_runs(&mut self) -> Result<(), Decline> {
+        let r = self.r;
+        for (run, (slow, back)) in self.runs.clone().into_iter().zip(std::mem::take(&mut self.run_labels)) {
+            a64!(self.ops; =>slow);
+            for &v in &r.blocks[run.block].insts[run.first..=run.last] {
+                self.lower_inst(v, run.block)?;
+            }
+            a64!(self.ops
+                ; msr #FPSR, xzr
+                ; b =>back
+            );
         }
         Ok(())
     }
