@@ -517,7 +517,8 @@ def render(results, engines, peers, kernels, meta):
     L.append("arm64 instructions executed per x86-64 instruction (the difference of the SIZE and SIZE/2 runs; "
              "lower is better, about 1.0 is the limit), and %s time under qemu-aarch64 as a ratio to each peer "
              "(median of the repetitions; lower is better: under 1.00x aarchx is faster). "
-             "FAIL: output differed from the native run." % ("CPU (user+system)" if meta["clock"] == "cpu" else "wall"))
+             "FAIL: output differed from the native run. noise: the SIZE run took no longer than the SIZE/2 run, "
+             "so the time difference is below the timing noise (a larger --target-seconds or more --reps helps)." % ("CPU (user+system)" if meta["clock"] == "cpu" else "wall"))
     L.append("")
     hdr = ["Kernel", "What it does"]
     for e in engines + counted_peers:
@@ -553,10 +554,14 @@ def render(results, engines, peers, kernels, meta):
                     v = "FAIL"
                 elif not pe["ok"]:
                     v = "peer FAIL"
-                elif ee.get("seconds_per_unit") and pe.get("seconds_per_unit") and pe["seconds_per_unit"] > 0:
-                    v = ee["seconds_per_unit"] / pe["seconds_per_unit"]
-                else:
+                elif ee.get("seconds_per_unit") is None or pe.get("seconds_per_unit") is None:
                     v = None
+                elif ee["seconds_per_unit"] <= 0 or pe["seconds_per_unit"] <= 0:
+                    # The SIZE run took no longer than the SIZE/2 one: the
+                    # difference is below the timing noise, not a speed.
+                    v = "noise"
+                else:
+                    v = ee["seconds_per_unit"] / pe["seconds_per_unit"]
                 row.append(cell(h, v))
             if counted_peers and p in counted_peers:
                 for e in engines:
