@@ -28,6 +28,7 @@ commands:
   build    build aarchx for the host (x86-64 only) and for aarch64 (static)
   demo     setup + guests + build, then run a guest program under aarchx
   test     setup + guests + build, then cargo test --workspace --release
+           (and on x86-64 aarchx's unit tests built for aarch64, under qemu)
   bench    setup + bench set-up (peer, plugin, kernels) + build, then the
            benchmark harness; arguments after `bench` go to bench/run.py
            (see docs/benchmarks.md)
@@ -482,13 +483,30 @@ impl Counts {
     }
 }
 
-/// `cargo test --workspace --release`, output passed through and counted.
-fn cargo_test(cx: &Cx, counts: &mut Counts) -> Result {
-    let mut cmd = cx.cargo();
-    cmd.args(["test", "--workspace", "--release", "--no-fail-fast"]);
-    if cx.host == Host::Aarch64 {
-        cmd.args(["--target", AARCH64]);
+/// What `./x test` runs under cargo test: the whole workspace for the
+/// machine's own target, and on an x86-64 machine also aarchx's unit
+/// tests built for aarch64 and run under qemu-aarch64 (the runner of
+/// `.cargo/config.toml`), where the IR semantic tests (`exec_tests`) and
+/// the JIT's own tests run every region on the JIT against the
+/// interpreter, which only arm64 can execute.
+fn test_runs(host: Host) -> Vec<(&'static str, Vec<&'static str>)> {
+    let workspace = vec!["test", "--workspace", "--release", "--no-fail-fast"];
+    match host {
+        Host::X86_64 => vec![
+            ("cargo test", workspace),
+            (
+                "cargo test aarch64 unit tests (JIT, under qemu)",
+                vec!["test", "--release", "--no-fail-fast", "-p", "aarchx", "--lib", "--target", AARCH64],
+            ),
+        ],
+        Host::Aarch64 => vec![("cargo test", [workspace, vec!["--target", AARCH64]].concat())],
     }
+}
+
+/// `cargo ARGS`, output passed through and counted.
+fn cargo_test(cx: &Cx, args: &[&str], counts: &mut Counts) -> Result {
+    let mut cmd = cx.cargo();
+    cmd.args(args);
     cmd.env("AARCHX_ARM64_BIN", cx.arm64_bin())
         .env(
             "AARCHX_QEMU",
@@ -554,6 +572,7 @@ fn test(cx: &Cx) -> Result {
     };
 
     let mut slowest = Vec::new();
+    let mut totals = None;
     // Without the toolchain nothing else can work; the other steps go on
     // after a failure so the summary shows as much as possible.
     if step("setup", &mut || setup(cx)) {
@@ -562,10 +581,23 @@ fn test(cx: &Cx) -> Result {
             step(name, &mut || f(cx));
         }
         let mut counts = Counts::default();
-        step("cargo test", &mut || cargo_test(cx, &mut counts));
-        let last = summary.last_mut().expect("a step ran");
-        last.0 = format!("cargo test ({} passed, {} failed, {} ignored)", counts.passed, counts.failed, counts.ignored);
+        let mut named = Vec::new();
+        for (name, args) in test_runs(cx.host) {
+            let before = (counts.passed, counts.failed, counts.ignored);
+            step(name, &mut || cargo_test(cx, &args, &mut counts));
+            named.push(format!(
+                "{name} ({} passed, {} failed, {} ignored)",
+                counts.passed - before.0,
+                counts.failed - before.1,
+                counts.ignored - before.2
+            ));
+        }
+        let first = summary.len() - named.len();
+        for (entry, name) in summary[first..].iter_mut().zip(named) {
+            entry.0 = name;
+        }
         slowest = counts.slowest(8);
+        totals = Some(counts);
     }
 
     println!("\n==== summary ({})", secs(started.elapsed()));
@@ -580,6 +612,9 @@ fn test(cx: &Cx) -> Result {
         for (name, t) in &slowest {
             println!("          {name:<55} {:>8}", secs(Duration::from_secs_f64(*t)));
         }
+    }
+    if let Some(c) = totals {
+        println!("tests: {} passed, {} failed, {} skipped", c.passed, c.failed, c.ignored);
     }
     if failed == 0 {
         println!("all steps passed");
