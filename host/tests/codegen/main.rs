@@ -6,9 +6,25 @@
 //! into its acquire/release form. Runs on any host: only the lowering is
 //! exercised, nothing is executed. `AARCHX_BLESS=1` rewrites the fixtures.
 
+mod all_forms;
 mod arm64;
 mod fixture;
 mod pipeline;
+
+// The oracle's form enumeration, shared (the oracle also uses the parts
+// that steer random states, which this test does not).
+#[allow(dead_code)]
+#[path = "../oracle/forms.rs"]
+mod forms;
+#[allow(dead_code)]
+#[path = "../oracle/layout.rs"]
+mod layout;
+#[allow(dead_code)]
+#[path = "../oracle/states.rs"]
+mod states;
+#[allow(dead_code)]
+#[path = "../oracle/x87.rs"]
+mod x87;
 
 use std::path::PathBuf;
 
@@ -52,29 +68,48 @@ fn fixtures_match_the_backend() {
 }
 
 #[test]
+fn every_lifted_forms_count_is_pinned() {
+    let forms = all_forms::forms();
+    assert!(forms.len() > 4000, "the oracle's form list shrank to {} forms", forms.len());
+    let text = all_forms::render(&forms);
+    let path = all_forms::path();
+    let old = std::fs::read_to_string(&path).unwrap_or_default();
+    if text == old {
+        return;
+    }
+    if std::env::var_os("AARCHX_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, &text).expect("writing the count table");
+        return;
+    }
+    panic!(
+        "the backend's code length differs from {} (rerun with AARCHX_BLESS=1 and review the diff):\n{}",
+        path.display(),
+        fixture::first_difference(&old, &text)
+    );
+}
+
+#[test]
 fn ordered_mode_orders_every_guest_scalar_access() {
     let mut problems = Vec::new();
     let mut ordered_accesses = 0;
-    for f in fixtures() {
-        for form in &f.forms {
-            for v in VARIANTS {
-                let Ok(words) = pipeline::lower(&form.bytes, v) else { continue };
-                let found = match v.model {
-                    MemoryModel::Ordered => {
-                        ordered_accesses += arm64::ordered_loads_and_stores(&words).len();
-                        arm64::unordered_guest_accesses(&words)
-                    }
-                    MemoryModel::Plain => arm64::ordered_loads_and_stores(&words),
-                };
-                for i in found {
-                    problems.push(format!(
-                        "{}: {} [{}]: word {i} ({:08x})",
-                        f.path.display(),
-                        form.text,
-                        v.name,
-                        words[i]
-                    ));
+    let chosen = fixtures().into_iter().flat_map(|f| {
+        let path = f.path.display().to_string();
+        f.forms.into_iter().map(move |form| (path.clone(), form.text, form.bytes))
+    });
+    let every =
+        all_forms::forms().into_iter().map(|form| (all_forms::path().display().to_string(), form.text, form.bytes));
+    for (path, text, bytes) in chosen.chain(every) {
+        for v in VARIANTS {
+            let Ok(words) = pipeline::lower(&bytes, v) else { continue };
+            let found = match v.model {
+                MemoryModel::Ordered => {
+                    ordered_accesses += arm64::ordered_loads_and_stores(&words).len();
+                    arm64::unordered_guest_accesses(&words)
                 }
+                MemoryModel::Plain => arm64::ordered_loads_and_stores(&words),
+            };
+            for i in found {
+                problems.push(format!("{path}: {text} [{}]: word {i} ({:08x})", v.name, words[i]));
             }
         }
     }

@@ -17,7 +17,8 @@ use aarchx_ir::{ExitKind, GuestState, Region, Type};
 use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
 use aarchx_passes::decode::Decode;
 
-use crate::native::{Layout, Runner, BUF_SIZE};
+use crate::layout::{Layout, BUF_SIZE};
+use crate::native::Runner;
 use crate::states::{effective_address, Case};
 use crate::undefined;
 

@@ -16,7 +16,7 @@ use iced_x86::{
     OpCodeOperandKind as K, OpKind, Register,
 };
 
-use crate::native::Layout;
+use crate::layout::Layout;
 use crate::states::{hash, Rng};
 
 /// One instruction encoding placed at the arena's instruction address.

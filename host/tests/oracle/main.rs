@@ -17,6 +17,7 @@
 
 mod compare;
 mod forms;
+mod layout;
 mod native;
 mod states;
 mod undefined;

@@ -33,33 +33,14 @@ use std::sync::Once;
 use aarchx_ir::GuestState;
 use iced_x86::{Code, Encoder, Instruction, MemoryOperand, Register};
 
+use crate::layout::{Layout, BUF_SIZE};
+
 const PAGE: usize = 4096;
-/// Bytes in the guest's scratch buffer.
-pub const BUF_SIZE: usize = 4096;
 /// Where the instruction under test sits in the code page.
 const INSN_OFFSET: u64 = 0x800;
 /// Where the epilogue starts in the code page.
 const EPILOGUE_OFFSET: u64 = 0x840;
 const ARENA_PAGES: usize = 5;
-
-/// Addresses of the arena's parts.
-#[derive(Clone, Copy, Debug)]
-pub struct Layout {
-    pub code: u64,
-    /// The address of the instruction under test.
-    pub insn: u64,
-    pub epilogue: u64,
-    pub data: u64,
-    /// The guest's scratch buffer, `BUF_SIZE` bytes.
-    pub buf: u64,
-}
-
-impl Layout {
-    /// Whether `[addr, addr + len)` lies inside the scratch buffer.
-    pub fn in_buf(&self, addr: u64, len: u64) -> bool {
-        addr >= self.buf && addr.checked_add(len).is_some_and(|end| end <= self.buf + BUF_SIZE as u64)
-    }
-}
 
 /// The data page: what the prologue loads and the epilogue stores.
 #[repr(C, align(16))]

@@ -12,7 +12,7 @@ use aarchx_ir::GuestState;
 use iced_x86::{Instruction, Mnemonic, OpKind, Register};
 
 use crate::forms::Form;
-use crate::native::{Layout, BUF_SIZE};
+use crate::layout::{Layout, BUF_SIZE};
 
 /// xorshift64*: small, fast and deterministic.
 pub struct Rng(u64);

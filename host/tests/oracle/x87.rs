@@ -15,7 +15,7 @@
 use iced_x86::{Code, Encoder, EncodingKind, Instruction, MemoryOperand, Mnemonic, OpCodeOperandKind as K, Register};
 
 use crate::forms::{from_bytes, Form};
-use crate::native::Layout;
+use crate::layout::Layout;
 use crate::states::{effective_address, write_mem, Case, Rng};
 
 /// The x87 mnemonics under test.
