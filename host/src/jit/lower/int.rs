@@ -52,6 +52,17 @@ fn is_signed(cond: IntCond) -> bool {
     matches!(cond, IntCond::Slt | IntCond::Sle | IntCond::Sgt | IntCond::Sge)
 }
 
+/// What a `cmp` emitted by [`Lowerer::compare`] compared: two values at
+/// a width, the narrow signed compares on sign-extended copies. Any
+/// condition of the same operands reads the same NZCV.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Compared {
+    a: Value,
+    b: Value,
+    bits: u32,
+    signed_narrow: bool,
+}
+
 impl Lowerer<'_> {
     /// `iconst.T IMM`: nothing to emit, its users materialise or fold
     /// the constant (see [`super::alloc`]).
@@ -169,6 +180,12 @@ impl Lowerer<'_> {
     pub fn compare(&mut self, cond: IntCond, bits: u32, a: Value, b: Value) -> Cc {
         let cc = int_cc(cond);
         let signed_narrow = is_signed(cond) && bits < 32;
+        let compared = Compared { a, b, bits, signed_narrow };
+        if self.nzcv == Some(compared) {
+            // NZCV still holds this compare (see `Lowerer::inst`).
+            return cc;
+        }
+        self.nzcv = Some(compared);
         let ra = self.xsrc(a, 0);
         let ra = if signed_narrow {
             self.sext_to(T0, ra, bits);

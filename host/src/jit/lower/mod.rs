@@ -187,6 +187,11 @@ struct Lowerer<'r> {
     needs_rip: bool,
     /// The guest address of the last `insn` not yet written to `rip`.
     pending_rip: Option<u64>,
+    /// The integer compare whose outcome the host's NZCV holds, while
+    /// only instructions that leave NZCV alone have followed it: another
+    /// `icmp` of the same operands (an exit storing ZF after CF, say)
+    /// reuses it (see [`Lowerer::inst`]).
+    nzcv: Option<int::Compared>,
     /// Arena index of the instruction being lowered (for declines).
     current: u32,
 }
@@ -244,6 +249,7 @@ impl<'r> Lowerer<'r> {
             batched: false,
             needs_rip,
             pending_rip: None,
+            nzcv: None,
             current: 0,
         })
     }
@@ -253,6 +259,7 @@ impl<'r> Lowerer<'r> {
         let label = self.labels[b];
         a64!(self.ops; =>label);
         self.pending_rip = None;
+        self.nzcv = None;
         let r = self.r;
         let insts = &r.blocks[b].insts;
         let mut i = 0;
@@ -276,6 +283,8 @@ impl<'r> Lowerer<'r> {
                 ; tbnz W(frame::T0), #FPSR_IOC, =>slow
                 ; =>back
             );
+            // The slow path's checks compare, and come back here.
+            self.nzcv = None;
             self.run_labels.push((slow, back));
             i = run.last + 1;
         }
@@ -293,6 +302,7 @@ impl<'r> Lowerer<'r> {
         let r = self.r;
         for (run, (slow, back)) in self.runs.clone().into_iter().zip(std::mem::take(&mut self.run_labels)) {
             a64!(self.ops; =>slow);
+            self.nzcv = None;
             for &v in &r.blocks[run.block].insts[run.first..=run.last] {
                 self.lower_inst(v, run.block)?;
             }
@@ -314,6 +324,30 @@ impl<'r> Lowerer<'r> {
             // Emitted by its user.
             return Ok(());
         }
+        // Only these ops' emitters never write NZCV (an `icmp` writes it
+        // through `compare`, which records what it compared); any other
+        // op forgets the compare before and after it.
+        use Opcode as O;
+        let keeps_nzcv = match d.op {
+            O::Iconst | O::Icmp | O::Get | O::Set | O::Insn | O::And | O::Or | O::Xor | O::Trunc | O::Zext => true,
+            O::Parity => true,
+            // A variable shift compares its amount with the width.
+            O::Shl | O::Lshr => self.const_value(d.arg(1)).is_some(),
+            _ => false,
+        };
+        if !keeps_nzcv {
+            self.nzcv = None;
+        }
+        let lowered = self.dispatch(v, &d, b);
+        if !keeps_nzcv {
+            self.nzcv = None;
+        }
+        lowered
+    }
+
+    /// Lowers `v` (instruction `d` of block `b`) by its op's emitter.
+    fn dispatch(&mut self, v: Value, d: &InstData, b: usize) -> Result<(), Decline> {
+        let d = *d;
         use Opcode as O;
         match d.op {
             O::Iconst => self.iconst(v, &d),
