@@ -17,7 +17,8 @@
 //!   index; an acquire/release access takes only an `iadd` of 0, as its
 //!   bare base register; a `trunc` of an `lshr` by a constant is one
 //!   `ubfx`; a `trunc` read only by an `and` of its width is the `and`
-//!   of the wide operand);
+//!   of the wide operand, and a `trunc` to 32 bits read only by ops
+//!   that read W registers is its operand's register);
 //! - a `get` of a pinned guest register (see `crate::jit::regs`) is the
 //!   pinned host register itself, when nothing writes that guest register
 //!   while the value is live (no `set` of it, no helper `call` that writes
@@ -93,9 +94,9 @@ pub enum Fold {
     Index,
     /// An `lshr` by a constant emitted by its `trunc` as one `ubfx`.
     BitField,
-    /// A `trunc` read only by an `and` of its width: the `and` reads the
-    /// wide operand (the other operand is zero-extended at the width, so
-    /// the result is too).
+    /// A `trunc` its readers read as the wide operand: an `and` of its
+    /// width (the other operand is zero-extended at the width, so the
+    /// result is too), or only ops that read the low 32 bits.
     Low,
 }
 
@@ -367,6 +368,42 @@ pub fn allocate(
                     }
                 }
                 _ => {}
+            }
+        }
+    }
+    // A `trunc` to 32 bits of a 64-bit register value, read only by ops
+    // whose emitters read its W register (32-bit add, sub, mul and
+    // compares, a sign extension from 32 bits, narrower truncs), is that
+    // register: none of them sees the upper half.
+    let mut low_readers_only = vec![true; n];
+    for block in &r.blocks {
+        for &u in &block.insts {
+            let ud = r.inst(u);
+            let reads_low = match ud.op {
+                Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Icmp => ud.ty == Type::I32,
+                Opcode::Sext => r.value_type(ud.arg(0)) == Type::I32 && ud.ty == Type::I64,
+                Opcode::Trunc => ud.ty.is_int() && ud.ty.bits() < 32,
+                _ => false,
+            };
+            for a in ud.values() {
+                if !reads_low || block_of[a.index()] != block_of[u.index()] {
+                    low_readers_only[a.index()] = false;
+                }
+            }
+        }
+    }
+    for block in &r.blocks {
+        for &v in &block.insts {
+            let d = r.inst(v);
+            if d.op == Opcode::Trunc
+                && d.ty == Type::I32
+                && fold[v.index()] == Fold::No
+                && low_readers_only[v.index()]
+                && uses[v.index()] > 0
+                && r.value_type(d.arg(0)) == Type::I64
+                && fold[d.arg(0).index()] == Fold::No
+            {
+                fold[v.index()] = Fold::Low;
             }
         }
     }
