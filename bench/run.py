@@ -335,6 +335,10 @@ def main():
     ap.add_argument("--target-seconds", type=float, default=1.0,
                     help="calibration target for the slowest engine's run at SIZE (default 1.0)")
     ap.add_argument("--size", action="append", default=[], metavar="KERNEL=N", help="fix a kernel's SIZE")
+    ap.add_argument("--time-scale", type=int, default=1, metavar="N",
+                    help="time the runs at N times each kernel's SIZE (the instruction counts stay at SIZE): "
+                         "a fixed --size small enough for the counting plugin leaves a time difference "
+                         "near the timing noise")
     ap.add_argument("--start-size", type=int, default=4096)
     ap.add_argument("--max-size", type=int, default=1 << 34)
     ap.add_argument("--no-snapshot", dest="snapshot", action="store_false",
@@ -436,11 +440,16 @@ def main():
                 e["stats_full"] = counts[size][1]
                 e["stats_half"] = counts[half][1]
             if e["ok"]:
+                # Timed at --time-scale times the counted SIZE: the
+                # difference must stand well above the timing noise.
+                tsize = size * args.time_scale
+                thalf = tsize // 2
+                e["time_size"] = tsize
                 diffs, rss = [], []
                 for _ in range(args.reps):
-                    o1, rc1, t1, m1, _ = r.timed(eng, k, size, rss=True)
-                    o2, rc2, t2, _, _ = r.timed(eng, k, half)
-                    if (o1, rc1) != native(size) or (o2, rc2) != native(half):
+                    o1, rc1, t1, m1, _ = r.timed(eng, k, tsize, rss=True)
+                    o2, rc2, t2, _, _ = r.timed(eng, k, thalf)
+                    if (o1, rc1) != native(tsize) or (o2, rc2) != native(thalf):
                         e["ok"] = False
                         e["why"] = "a timed run's output differed from native"
                         break
@@ -449,7 +458,7 @@ def main():
                         rss.append(m1)
                 e["seconds"] = median(diffs)
                 e["seconds_all"] = diffs
-                e["seconds_per_unit"] = e["seconds"] / units if e["seconds"] is not None else None
+                e["seconds_per_unit"] = e["seconds"] / (tsize - thalf) if e["seconds"] is not None else None
                 e["rss_kib"] = max(rss) if rss else None
             res["engines"][eng.name] = e
             if e["ok"]:
@@ -465,6 +474,7 @@ def main():
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "command": command,
         "reps": args.reps,
+        "time_scale": args.time_scale,
         "clock": args.clock,
         "target_seconds": args.target_seconds,
         "aarchx_commit": git_describe(),
@@ -505,8 +515,9 @@ def git_describe():
 def render(results, engines, peers, kernels, meta):
     counted_peers = [p for p in peers if p.under_qemu]
     L = []
-    L.append("Run %s, aarchx at %s, %d repetitions, calibration target %.1f s, whole run %d s." % (
-        meta["date"], meta["aarchx_commit"], meta["reps"], meta["target_seconds"], meta["elapsed_seconds"]))
+    L.append("Run %s, aarchx at %s, %d repetitions, calibration target %.1f s, whole run %d s%s." % (
+        meta["date"], meta["aarchx_commit"], meta["reps"], meta["target_seconds"], meta["elapsed_seconds"],
+        ", times (and peak memory) at %d times SIZE" % meta["time_scale"] if meta.get("time_scale", 1) > 1 else ""))
     L.append("")
     L.append("    " + meta["command"])
     L.append("")
