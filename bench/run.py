@@ -439,6 +439,9 @@ def main():
                 e["arm64_per_x86"] = e["arm64_per_unit"] / res["x86_per_unit"] if res["x86_per_unit"] > 0 else None
                 e["stats_full"] = counts[size][1]
                 e["stats_half"] = counts[half][1]
+                if translation_mark(e):
+                    log("  %s %s: %s regions translated at SIZE, %s at SIZE/2: translation is inside the difference" % (
+                        k, eng.name, e["stats_full"]["regions"], e["stats_half"]["regions"]))
             if e["ok"]:
                 # Timed at --time-scale times the counted SIZE: the
                 # difference must stand well above the timing noise.
@@ -512,6 +515,14 @@ def git_describe():
         return "unknown"
 
 
+def translation_mark(ee):
+    """`*` when an aarchx column's SIZE and SIZE/2 runs translated different numbers of regions."""
+    full, half = ee.get("stats_full") or {}, ee.get("stats_half") or {}
+    if "regions" in full and "regions" in half and full["regions"] != half["regions"]:
+        return "*"
+    return ""
+
+
 def render(results, engines, peers, kernels, meta):
     counted_peers = [p for p in peers if p.under_qemu]
     L = []
@@ -529,7 +540,10 @@ def render(results, engines, peers, kernels, meta):
              "lower is better, about 1.0 is the limit), and %s time under qemu-aarch64 as a ratio to each peer "
              "(median of the repetitions; lower is better: under 1.00x aarchx is faster). "
              "FAIL: output differed from the native run. noise: the SIZE run took no longer than the SIZE/2 run, "
-             "so the time difference is below the timing noise (a larger --target-seconds or more --reps helps)." % ("CPU (user+system)" if meta["clock"] == "cpu" else "wall"))
+             "so the time difference is below the timing noise (a larger --target-seconds or more --reps helps). "
+             "A ratio marked *: aarchx translated a different number of regions in the SIZE and SIZE/2 runs, "
+             "so translation work is inside the difference (a larger SIZE usually removes it)." % (
+                 "CPU (user+system)" if meta["clock"] == "cpu" else "wall"))
     L.append("")
     hdr = ["Kernel", "What it does"]
     for e in engines + counted_peers:
@@ -555,7 +569,7 @@ def render(results, engines, peers, kernels, meta):
         for e in engines + counted_peers:
             ee = res["engines"][e.name]
             h = "%s arm64/x86" % e.name
-            row.append(cell(h, ee.get("arm64_per_x86") if ee["ok"] else "FAIL"))
+            row.append(cell(h, ee.get("arm64_per_x86") if ee["ok"] else "FAIL") + translation_mark(ee))
         for p in peers:
             pe = res["engines"][p.name]
             for e in engines:
