@@ -324,15 +324,24 @@ impl<'r> Lowerer<'r> {
             // Emitted by its user.
             return Ok(());
         }
-        // Only these ops' emitters never write NZCV (an `icmp` writes it
-        // through `compare`, which records what it compared); any other
-        // op forgets the compare before and after it.
+        // Only these ops' emitters never write NZCV (a scalar `icmp` writes
+        // it through `compare`, which records what it compared); any other
+        // op, and these on 128-bit or vector values (the i128 emitters
+        // compare), forgets the compare before and after it.
         use Opcode as O;
+        let scalar = |x: Value| {
+            let t = self.ty_of(x);
+            t.is_int() && t.bits() <= 64
+        };
         let keeps_nzcv = match d.op {
-            O::Iconst | O::Icmp | O::Get | O::Set | O::Insn | O::And | O::Or | O::Xor | O::Trunc | O::Zext => true,
-            O::Parity => true,
+            O::Iconst | O::Get | O::Set | O::Insn => true,
+            O::Icmp | O::And | O::Or | O::Xor | O::Trunc | O::Zext | O::Parity => {
+                d.ty.is_int() && d.ty.bits() <= 64 && d.values().all(scalar)
+            }
             // A variable shift compares its amount with the width.
-            O::Shl | O::Lshr => self.const_value(d.arg(1)).is_some(),
+            O::Shl | O::Lshr => {
+                d.ty.is_int() && d.ty.bits() <= 64 && d.values().all(scalar) && self.const_value(d.arg(1)).is_some()
+            }
             _ => false,
         };
         if !keeps_nzcv {
