@@ -251,7 +251,8 @@ impl Lowerer<'_> {
     /// or `scratch` after loading it there.
     pub fn xsrc(&mut self, v: Value, scratch: u8) -> u8 {
         if self.alloc.fold[v.index()] == Fold::Low {
-            // A `trunc` its `and` reads as the wide value (see `alloc`).
+            // A `trunc` whose readers read the wide value's low bits
+            // (see `Fold::Low`).
             let wide = self.r.inst(v).arg(0);
             return self.xsrc(wide, scratch);
         }
