@@ -19,6 +19,8 @@ pub enum Engine {
     Jit {
         jit: crate::jit::Jit,
         declined: HashSet<u64>,
+        /// Time spent lowering regions to arm64.
+        lowering: std::time::Duration,
     },
 }
 
@@ -40,6 +42,7 @@ impl Engine {
             Backend::Jit => Ok(Engine::Jit {
                 jit: crate::jit::Jit::new().map_err(|e| EngineError::Setup(e.to_string()))?,
                 declined: HashSet::new(),
+                lowering: std::time::Duration::ZERO,
             }),
             #[cfg(not(target_arch = "aarch64"))]
             Backend::Jit => {
@@ -62,7 +65,7 @@ impl Engine {
         match self {
             Engine::Interp => Ok(interp::run_region(region, state, &mut process.mem)),
             #[cfg(target_arch = "aarch64")]
-            Engine::Jit { jit, declined } => run_jit(jit, declined, region, state, process),
+            Engine::Jit { jit, declined, lowering } => run_jit(jit, declined, lowering, region, state, process),
         }
     }
 
@@ -72,7 +75,7 @@ impl Engine {
         match self {
             Engine::Interp => {}
             #[cfg(target_arch = "aarch64")]
-            Engine::Jit { jit, declined } => {
+            Engine::Jit { jit, declined, .. } => {
                 jit.invalidate(start, len);
                 declined.retain(|a| !(start..start.saturating_add(len)).contains(a));
             }
@@ -86,6 +89,15 @@ impl Engine {
             Engine::Interp => None,
             #[cfg(target_arch = "aarch64")]
             Engine::Jit { jit, .. } => Some(jit.code_bytes()),
+        }
+    }
+
+    /// Time spent lowering regions to arm64, when the JIT runs.
+    pub fn lowering_time(&self) -> Option<std::time::Duration> {
+        match self {
+            Engine::Interp => None,
+            #[cfg(target_arch = "aarch64")]
+            Engine::Jit { lowering, .. } => Some(*lowering),
         }
     }
 
@@ -154,6 +166,7 @@ fn helpers_store(region: &Region) -> bool {
 fn run_jit(
     jit: &mut crate::jit::Jit,
     declined: &mut HashSet<u64>,
+    lowering: &mut std::time::Duration,
     region: &Region,
     state: &mut GuestState,
     process: &mut Process,
@@ -176,6 +189,7 @@ fn run_jit(
         None => {
             // Whether a `probe_indirect` may leave for this block without
             // writing the flags (see `crate::jit::ibtc::FLAGS_DEAD_BIT`).
+            let started = std::time::Instant::now();
             let reads_flags = aarchx_passes::dead_flags::reads_status_flags(region);
             let compiled = match jit.compile(region, options, reads_flags) {
                 Err(Decline::CacheFull) => {
@@ -184,6 +198,7 @@ fn run_jit(
                 }
                 other => other,
             };
+            *lowering += started.elapsed();
             match compiled {
                 Ok(b) => b,
                 Err(why) => {

@@ -42,8 +42,10 @@ Environment:
                   `debug` or `aarchx=trace` (quiet by default).
   AARCHX_ROOTFS   The guest root when --rootfs is not given.
   AARCHX_STATS    When set, print one `aarchx-stats:` line at exit: regions
-                  translated, guest and IR instructions, translation time
-                  and (JIT) arm64 code bytes.
+                  translated, guest and IR instructions, translation time,
+                  (JIT) arm64 code bytes, the time of each pass, the IR
+                  verifier and (JIT) lowering (`ns.NAME=`), and how many
+                  guest instructions were translated more than once.
   AARCHX_QEMU     The qemu-aarch64 to re-enter an aarch64 aarchx through
                   when the host cannot execute it directly (no binfmt_misc);
                   default: qemu-aarch64 from PATH.

@@ -62,6 +62,11 @@ struct Cache {
     /// Dispatcher look-ups per guest address, kept only for a policy's
     /// region hook (its regions' execution counts).
     lookups: Option<HashMap<u64, u64>>,
+    /// Guest instructions translated so far, kept only for the stats line:
+    /// one translated again (in another superblock, or after its code
+    /// changed) counts in `retranslated`.
+    seen: Option<std::collections::HashSet<u64>>,
+    retranslated: u64,
 }
 
 impl Cache {
@@ -90,6 +95,9 @@ impl Cache {
         self.translate_ns += started.elapsed().as_nanos();
         self.translated += 1;
         self.guest_insns += region.guest_insns().count() as u64;
+        if let (Some(seen), Variant::Policy) = (&mut self.seen, variant) {
+            self.retranslated += region.guest_insns().filter(|(a, _)| !seen.insert(*a)).count() as u64;
+        }
         self.ir_insts += region.blocks.iter().map(|b| b.insts.len() as u64).sum::<u64>();
         tracing::trace!(entry = format_args!("{rip:#x}"), "translated region\n{}", aarchx_ir::print::print(&region));
         self.regions.insert((rip, variant), (region.clone(), region.guest_ranges()));
@@ -135,7 +143,11 @@ pub fn run(
     let loaded = loader::load(program, &argv, &envp, root)?;
     let mut state = loaded.initial_state();
     let mut process = Process::new(loaded, root.clone());
-    let mut cache = Cache { lookups: pipeline.has_region_hook().then(HashMap::new), ..Cache::default() };
+    let mut cache = Cache {
+        lookups: pipeline.has_region_hook().then(HashMap::new),
+        seen: stats_wanted().then(Default::default),
+        ..Cache::default()
+    };
     loop {
         process.deliver_signals(&mut state);
         let rip = state.rip;
@@ -215,8 +227,22 @@ fn report_summary(verifier: Option<&Verifier>, engine: &Engine, pipeline: &mut P
     if let Some(bytes) = engine.code_bytes() {
         stats.push_str(&format!(" code_bytes={bytes}"));
     }
+    for (name, time) in pipeline.times() {
+        stats.push_str(&format!(" ns.{name}={}", time.as_nanos()));
+    }
+    if let Some(time) = engine.lowering_time() {
+        stats.push_str(&format!(" ns.jit-lowering={}", time.as_nanos()));
+    }
+    if cache.seen.is_some() {
+        stats.push_str(&format!(" retranslated_insns={}", cache.retranslated));
+    }
     tracing::debug!("translation totals: {stats}");
-    if std::env::var_os("AARCHX_STATS").is_some_and(|v| !v.is_empty()) {
+    if stats_wanted() {
         eprintln!("aarchx-stats: {stats}");
     }
+}
+
+/// Whether `AARCHX_STATS` asks for the stats line.
+fn stats_wanted() -> bool {
+    std::env::var_os("AARCHX_STATS").is_some_and(|v| !v.is_empty())
 }

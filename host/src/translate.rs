@@ -20,6 +20,7 @@
 //! out its report (stderr text, a file to write).
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use aarchx_ir::verify::{verify, VerifyError};
 use aarchx_ir::Region;
@@ -99,6 +100,8 @@ struct Step {
     skipped: u64,
     /// The counters of its `count` instructions.
     counters: PassCounters,
+    /// Time spent in its `run`.
+    time: Duration,
 }
 
 /// The instantiated passes of a policy, ready to translate regions.
@@ -111,6 +114,8 @@ pub struct Pipeline {
     /// Regions whose built-in pass failed and that run their reference
     /// translation instead.
     fell_back: u64,
+    /// Time spent in the IR verifier.
+    verify_time: Duration,
     /// Whether `finish` has run.
     finished: bool,
 }
@@ -132,7 +137,7 @@ impl Pipeline {
                 let plugin = p.info.plugin().cloned();
                 let (name, stage) = (p.info.name.clone(), p.info.stage);
                 let counters = PassCounters::default();
-                Ok(Step { name, stage, pass: p.instantiate()?, plugin, skipped: 0, counters })
+                Ok(Step { name, stage, pass: p.instantiate()?, plugin, skipped: 0, counters, time: Duration::ZERO })
             })
             .collect::<Result<_, PluginError>>()?;
         Ok(Pipeline {
@@ -142,6 +147,7 @@ impl Pipeline {
             hook,
             on_failure,
             fell_back: 0,
+            verify_time: Duration::ZERO,
             finished: false,
         })
     }
@@ -173,6 +179,20 @@ impl Pipeline {
             ));
         }
         lines
+    }
+
+    /// Where translation time went: each pass by name (entries of one name
+    /// summed), in pipeline order, then the IR verifier.
+    pub fn times(&self) -> Vec<(String, Duration)> {
+        let mut times: Vec<(String, Duration)> = Vec::new();
+        for s in &self.passes {
+            match times.iter_mut().find(|(n, _)| *n == s.name) {
+                Some((_, t)) => *t += s.time,
+                None => times.push((s.name.clone(), s.time)),
+            }
+        }
+        times.push((String::from("ir-verifier"), self.verify_time));
+        times
     }
 
     /// Translates the guest code at `entry` into IR, as `variant` asks.
@@ -239,7 +259,10 @@ impl Pipeline {
                 Ok(())
             } else {
                 let (pass, region) = (&mut step.pass, &mut region);
-                match without_panicking(|| pass.run(&cx, region)) {
+                let started = Instant::now();
+                let ran = without_panicking(|| pass.run(&cx, region));
+                step.time += started.elapsed();
+                match ran {
                     Ok(result) => result,
                     Err(message) if step.plugin.is_none() => {
                         return Err(TranslateError::Panic { pass: step.name.clone(), entry, message })
@@ -276,7 +299,10 @@ impl Pipeline {
                 })?;
             }
             if self.check_each_pass || i == last {
-                verify(&region).map_err(|error| TranslateError::Invalid { pass: step.name.clone(), entry, error })?;
+                let started = Instant::now();
+                let checked = verify(&region);
+                self.verify_time += started.elapsed();
+                checked.map_err(|error| TranslateError::Invalid { pass: self.passes[i].name.clone(), entry, error })?;
             }
         }
         Ok(region)
