@@ -11,12 +11,13 @@
 //! effect. Operands are compared after earlier replacements, so
 //! chains of equal computations collapse in one walk.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use aarchx_ir::{InstData, Opcode, Region, Value};
 use aarchx_pass::{Pass, PassContext, PassError, PassInfo, Stage};
 
-use crate::walk;
+use crate::walk::{self, Scope};
 
 pub static INFO: PassInfo = PassInfo {
     name: "cse",
@@ -31,9 +32,30 @@ pub struct Cse;
 impl Pass for Cse {
     fn run(&mut self, _cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {
         let mut replace: Vec<Option<Value>> = vec![None; region.insts.len()];
-        // What each block has computed so far, continued from its single
-        // predecessor's.
-        walk::extended_blocks(region, |region: &mut Region, b, known: &mut HashMap<InstData, Value>| {
+        // What the blocks up to this one have computed (it continues its
+        // single predecessor's), with the keys each scope added, to take
+        // them out again when the walk leaves it.
+        let mut known: HashMap<InstData, Value> = HashMap::new();
+        let mut added: Vec<InstData> = Vec::new();
+        let mut scopes: Vec<usize> = Vec::new();
+        walk::scoped_blocks(region, |region: &mut Region, scope| {
+            let b = match scope {
+                Scope::Enter { block, fresh } => {
+                    if fresh {
+                        known.clear();
+                        added.clear();
+                    }
+                    scopes.push(added.len());
+                    block
+                }
+                Scope::Leave => {
+                    let start = scopes.pop().unwrap_or(0);
+                    for d in added.drain(start..) {
+                        known.remove(&d);
+                    }
+                    return;
+                }
+            };
             for i in 0..region.blocks[b].insts.len() {
                 let v = region.blocks[b].insts[i];
                 region.insts[v.index()].resolve_aliases(&replace);
@@ -41,10 +63,11 @@ impl Pass for Cse {
                 if !d.op.format().has_result() || d.op.has_side_effect() || matches!(d.op, Opcode::Load | Opcode::Get) {
                     continue;
                 }
-                match known.get(&d) {
-                    Some(&w) => replace[v.index()] = Some(w),
-                    None => {
-                        known.insert(d, v);
+                match known.entry(d) {
+                    Entry::Occupied(w) => replace[v.index()] = Some(*w.get()),
+                    Entry::Vacant(slot) => {
+                        slot.insert(v);
+                        added.push(d);
                     }
                 }
             }

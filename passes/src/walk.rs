@@ -2,8 +2,9 @@
 //! predecessor comes before it, each block starting from the state its
 //! single predecessor ended with (a value defined there dominates the
 //! block), or from the default state when it has several predecessors or
-//! none; and the dominance that single-predecessor links give, for the
-//! passes that move code down into branches.
+//! none; the same order as a scoped walk, for a state too large to copy
+//! into each block; and the dominance that single-predecessor links give,
+//! for the passes that move code down into branches.
 
 use aarchx_ir::Region;
 
@@ -35,6 +36,60 @@ pub fn extended_blocks<S: Clone + Default>(region: &mut Region, mut visit: impl 
                     start[s] = Some(state.clone());
                 }
                 work.push(s);
+            }
+        }
+    }
+}
+
+/// What [`scoped_blocks`] tells its visitor.
+pub enum Scope {
+    /// Block `block` starts; `fresh` when nothing is known at its start
+    /// (the entry, or a block with several predecessors), else it starts
+    /// from the state its single predecessor ended with.
+    Enter { block: usize, fresh: bool },
+    /// The blocks `block` dominates through single-predecessor links are
+    /// done: what they added to the state goes.
+    Leave,
+}
+
+/// Visits the blocks [`extended_blocks`] visits, depth first through
+/// single-predecessor links, telling `visit` where each block's scope
+/// starts and ends, so one state with an undo log serves every block.
+pub fn scoped_blocks(region: &mut Region, mut visit: impl FnMut(&mut Region, Scope)) {
+    enum Step {
+        Enter(usize, bool),
+        Leave,
+    }
+    let n = region.blocks.len();
+    if n == 0 {
+        return;
+    }
+    let preds = region.predecessor_counts();
+    let mut seen = vec![false; n];
+    seen[0] = true;
+    let mut roots = vec![0usize];
+    let mut next_root = 0;
+    while let Some(&root) = roots.get(next_root) {
+        next_root += 1;
+        let mut stack = vec![Step::Enter(root, true)];
+        while let Some(step) = stack.pop() {
+            let Step::Enter(b, fresh) = step else {
+                visit(region, Scope::Leave);
+                continue;
+            };
+            visit(region, Scope::Enter { block: b, fresh });
+            stack.push(Step::Leave);
+            let Some(&last) = region.blocks[b].insts.last() else { continue };
+            for &s in region.inst(last).successors() {
+                let s = s as usize;
+                if !seen[s] {
+                    seen[s] = true;
+                    if preds[s] == 1 {
+                        stack.push(Step::Enter(s, false));
+                    } else {
+                        roots.push(s);
+                    }
+                }
             }
         }
     }
