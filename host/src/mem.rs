@@ -57,6 +57,17 @@ const MREMAP_DONTUNMAP: u32 = 4;
 /// `madvise(MADV_DONTNEED)` (the same on every Linux ABI).
 const MADV_DONTNEED: u32 = 4;
 
+/// The end of an x86-64 process's address space (the kernel's
+/// `TASK_SIZE_MAX` with 4-level page tables): a range reaching past it is
+/// not user memory, whatever the host's address space is.
+pub const TASK_SIZE: u64 = (1 << 47) - GUEST_PAGE;
+
+/// Whether `[addr, addr + len)` lies in the x86-64 user address space: the
+/// kernel's `access_ok`, which a call checks before looking at a buffer.
+pub fn user_range(addr: u64, len: u64) -> bool {
+    len <= TASK_SIZE && addr <= TASK_SIZE - len
+}
+
 /// Address space reserved after the program for its brk heap.
 const BRK_RESERVE: u64 = 1 << 30;
 /// The least brk reservation tried before giving up on a brk heap.
@@ -646,6 +657,9 @@ impl GuestMemory {
             return Err(Errno::EINVAL);
         }
         let end = round_up(len, GUEST_PAGE).and_then(|l| addr.checked_add(l)).ok_or(Errno::EINVAL)?;
+        if end > TASK_SIZE {
+            return Err(Errno::EINVAL);
+        }
         let owned = self.owned(addr, end);
         self.set_range(addr, end, None);
         for &(s, e, _) in &owned {
