@@ -46,9 +46,11 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The bad pointers: unmapped, kernel, read-only. */
-static long bad[3];
-static const char *bad_name[3] = { "unmapped", "kernel", "readonly" };
+/* The bad pointers: unmapped, kernel, read-only, and (for the calls aarchx
+ * copies for itself) a page of a file mapping past the end of its file,
+ * which is mapped but faults (SIGBUS) when touched. */
+static long bad[4];
+static const char *bad_name[4] = { "unmapped", "kernel", "readonly", "past-eof" };
 
 static void show(const char *what, int which, const char *size, long r)
 {
@@ -71,6 +73,13 @@ static void show(const char *what, int which, const char *size, long r)
     }
 #define IN(what, call) TRY(2, what, "", call)
 #define OUT(what, call) TRY(3, what, "", call)
+#define PAST_EOF(what, call)                                                                                           \
+    {                                                                                                                  \
+        long p = bad[3];                                                                                               \
+        errno = 0;                                                                                                     \
+        long r_ = (call);                                                                                              \
+        show(what, 3, "", r_);                                                                                         \
+    }
 #define IN_SIZED(what, size, call) TRY(2, what, size, call)
 #define OUT_SIZED(what, size, call) TRY(3, what, size, call)
 
@@ -416,6 +425,48 @@ int main(void)
         show("munmap", 1, "huge", S(SYS_munmap, k, HUGE));
     }
     OUT("mincore vec", S(SYS_mincore, L(ro), page, p));
+
+    /* A mapping of two pages of a one-byte file: its second page is past
+     * the end. The calls aarchx makes of other host calls or converts copy
+     * these bytes themselves. */
+    {
+        int small = (int)S(SYS_memfd_create, L("past-eof"), 0);
+        if (write(small, "x", 1) != 1)
+            return 1;
+        char *two = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, small, 0);
+        if (two == MAP_FAILED) {
+            perror("mmap");
+            return 1;
+        }
+        bad[3] = L(two + page);
+        PAST_EOF("rt_sigaction act", S(SYS_rt_sigaction, SIGUSR2, p, 0, 8));
+        PAST_EOF("rt_sigaction oldact", S(SYS_rt_sigaction, SIGUSR2, 0, p, 8));
+        PAST_EOF("rt_sigprocmask set", S(SYS_rt_sigprocmask, SIG_BLOCK, p, 0, 8));
+        PAST_EOF("rt_sigprocmask oldset", S(SYS_rt_sigprocmask, SIG_BLOCK, 0, p, 8));
+        PAST_EOF("sigaltstack old", S(SYS_sigaltstack, 0, p));
+        PAST_EOF("open path", S(SYS_open, p, O_RDONLY));
+        PAST_EOF("openat path", S(SYS_openat, AT_FDCWD, p, O_RDONLY));
+        PAST_EOF("stat buf", S(SYS_stat, L("/"), p));
+        PAST_EOF("fstat buf", S(SYS_fstat, file, p));
+        PAST_EOF("newfstatat buf", S(SYS_newfstatat, AT_FDCWD, L("/"), p, 0));
+        PAST_EOF("uname buf", S(SYS_uname, p));
+        PAST_EOF("getrlimit rlim", S(SYS_getrlimit, RLIMIT_NOFILE, p));
+        PAST_EOF("arch_prctl ARCH_GET_FS", S(SYS_arch_prctl, 0x1003, p));
+        PAST_EOF("getdents buf", S(SYS_getdents, dir, p, 4096));
+        PAST_EOF("epoll_ctl event", S(SYS_epoll_ctl, ep, EPOLL_CTL_ADD, pfd[1], p));
+        if (write(sv[1], "x", 1) != 1)
+            return 1;
+        PAST_EOF("epoll_wait events (ready)", S(SYS_epoll_wait, ep, p, 1, 0));
+        if (read(sv[0], buf, 1) != 1)
+            return 1;
+        PAST_EOF("execve argv", S(SYS_execve, L("/proc/self/exe"), p, 0));
+        PAST_EOF("select readfds", S(SYS_select, 1, p, 0, 0, zerop));
+        PAST_EOF("pselect6 sigmask", S(SYS_pselect6, 0, 0, 0, 0, zerop, p));
+        PAST_EOF("utimensat times", S(SYS_utimensat, file, 0, p, 0));
+        PAST_EOF("setitimer new", S(SYS_setitimer, ITIMER_REAL, p, 0));
+        PAST_EOF("time tloc", S(SYS_time, p) < 0 ? -1 : 0);
+        printf("the file mapping's first page: %c\n", two[0]);
+    }
 
     /* Nothing above may have changed what the program sees. */
     printf("still here: %s\n", read(file, buf, 0) == 0 ? "yes" : "no");
