@@ -18,10 +18,21 @@
  *   process), kill, tkill, tgkill, pause, alarm (no pointer),
  *   set_tid_address (returns the thread id, different each run, and arms a
  *   write at exit), set_robust_list (stores the pointer, never reads it),
- *   epoll_pwait2 (ENOSYS under qemu-user, where the arm64 build is tested),
  *   rseq and the other calls aarchx answers with ENOSYS by design.
- * mmap, munmap, mprotect, madvise, mremap, msync, mlock, munlock, mlock2
- * and mincore are given the kernel address as their range. */
+ * Left out because qemu-user 7.2, which runs the arm64 build in the tests,
+ * answers them otherwise than the kernel (it checks or copies a buffer
+ * before the kernel would look at it, or lacks the call):
+ *   epoll_pwait2, preadv2, pwritev2, mlock2 (ENOSYS there); a read from an
+ *   empty pipe or socket, flistxattr with no attributes, getgroups with no
+ *   groups, accept on a socket that does not listen, waitid with no child,
+ *   clock_getres, nanosleep (the kernel fails first or writes nothing);
+ *   the second path of rename, renameat2, link and linkat (the kernel fails
+ *   on the first, missing, one first).
+ * The page past the end of a file is only passed to calls whose memory
+ * aarchx copies itself, and not to all of those: qemu-user dies where it
+ * copies such a page, and after a few of these faults (getdents here).
+ * mmap, munmap, mprotect, madvise, mremap, msync, mlock, munlock and
+ * mincore are given the kernel address as their range. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -142,7 +153,6 @@ int main(void)
     OUT("pread64 buf", S(SYS_pread64, file, p, 16, 0));
     OUT_SIZED("pread64 buf", "huge", S(SYS_pread64, file, p, HUGE, 0));
     OUT_SIZED("pread64 buf", "negative", S(SYS_pread64, file, p, NEG, 0));
-    OUT("read buf (pipe, empty)", S(SYS_read, pfd[0], p, 16));
     IN("write buf", S(SYS_write, pfd[1], p, 16));
     IN_SIZED("write buf", "huge", S(SYS_write, pfd[1], p, HUGE));
     IN("pwrite64 buf", S(SYS_pwrite64, file, p, 16, 0));
@@ -151,8 +161,6 @@ int main(void)
     IN("writev iov", S(SYS_writev, pfd[1], p, 1));
     IN("preadv iov", S(SYS_preadv, file, p, 1, 0, 0));
     IN("pwritev iov", S(SYS_pwritev, file, p, 1, 0, 0));
-    IN("preadv2 iov", S(SYS_preadv2, file, p, 1, 0, 0, 0));
-    IN("pwritev2 iov", S(SYS_pwritev2, file, p, 1, 0, 0, 0));
     {
         struct iovec biov[3];
         for (int i = 0; i < 3; i++) {
@@ -194,15 +202,11 @@ int main(void)
     IN("truncate path", S(SYS_truncate, p, 0));
     IN("chdir path", S(SYS_chdir, p));
     IN("rename old", S(SYS_rename, p, miss));
-    IN("rename new", S(SYS_rename, miss, p));
     IN("renameat old", S(SYS_renameat, AT_FDCWD, p, AT_FDCWD, miss));
-    IN("renameat2 new", S(SYS_renameat2, AT_FDCWD, miss, AT_FDCWD, p, 0));
     IN("mkdir path", S(SYS_mkdir, p, 0700));
     IN("mkdirat path", S(SYS_mkdirat, AT_FDCWD, p, 0700));
     IN("rmdir path", S(SYS_rmdir, p));
     IN("link old", S(SYS_link, p, miss));
-    IN("link new", S(SYS_link, miss, p));
-    IN("linkat new", S(SYS_linkat, AT_FDCWD, miss, AT_FDCWD, p, 0));
     IN("unlink path", S(SYS_unlink, p));
     IN("unlinkat path", S(SYS_unlinkat, AT_FDCWD, p, 0));
     IN("symlink target", S(SYS_symlink, p, miss));
@@ -247,7 +251,6 @@ int main(void)
     IN("fsetxattr name", S(SYS_fsetxattr, file, p, bufp, 4, 0));
     IN("fsetxattr value", S(SYS_fsetxattr, file, L("user.x"), p, 4, 0));
     IN("fgetxattr name", S(SYS_fgetxattr, file, p, bufp, 64));
-    OUT("flistxattr list", S(SYS_flistxattr, dir, p, 4096));
     IN("fremovexattr name", S(SYS_fremovexattr, file, p));
     IN("memfd_create name", S(SYS_memfd_create, p, 0));
 
@@ -283,8 +286,6 @@ int main(void)
     }
     OUT("wait4 status (no child)", S(SYS_wait4, -1, p, WNOHANG, 0));
     OUT("wait4 rusage (no child)", S(SYS_wait4, -1, 0, WNOHANG, p));
-    OUT("waitid info (no child)", S(SYS_waitid, P_ALL, 0, p, WNOHANG | WEXITED, 0));
-    IN("nanosleep req", S(SYS_nanosleep, p, 0));
     IN("clock_nanosleep req", S(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, p, 0));
     IN("futex WAIT uaddr", S(SYS_futex, p, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0));
     IN("futex WAIT timeout", S(SYS_futex, bufp, FUTEX_WAIT_PRIVATE, 1, p, 0, 0));
@@ -323,7 +324,6 @@ int main(void)
     OUT("gettimeofday tv", S(SYS_gettimeofday, p, 0));
     OUT("time tloc", S(SYS_time, p) < 0 ? -1 : 0);
     OUT("clock_gettime tp", S(SYS_clock_gettime, CLOCK_REALTIME, p));
-    OUT("clock_getres res", S(SYS_clock_getres, CLOCK_MONOTONIC, p));
     OUT("getitimer value", S(SYS_getitimer, ITIMER_REAL, p));
     IN("setitimer new", S(SYS_setitimer, ITIMER_REAL, p, 0));
     OUT("timer_create id", S(SYS_timer_create, CLOCK_MONOTONIC, 0, p));
@@ -342,7 +342,6 @@ int main(void)
     OUT("prlimit64 old", S(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, p));
     OUT("getrusage usage", S(SYS_getrusage, RUSAGE_SELF, p));
     OUT("sysinfo info", S(SYS_sysinfo, p));
-    OUT("getgroups list", S(SYS_getgroups, 64, p) < 0 ? -1 : 0);
     IN("setgroups list", S(SYS_setgroups, 1, p));
     OUT("getresuid ruid", S(SYS_getresuid, p, bufp, bufp));
     OUT("getresgid egid", S(SYS_getresgid, bufp, p, bufp));
@@ -372,11 +371,8 @@ int main(void)
     IN("connect addr", S(SYS_connect, lsock, p, 16));
     IN("bind addr", S(SYS_bind, lsock, p, 16));
     IN_SIZED("bind addr", "negative", S(SYS_bind, lsock, p, NEG));
-    OUT("accept addr (none waiting)", S(SYS_accept, sv[0], p, slenp));
-    OUT("accept4 addrlen (none waiting)", S(SYS_accept4, sv[0], bufp, p, 0));
     IN("sendto buf", S(SYS_sendto, sv[0], p, 16, 0, 0, 0));
     IN("sendto addr", S(SYS_sendto, sv[0], bufp, 16, 0, p, 16));
-    OUT("recvfrom buf (empty)", S(SYS_recvfrom, sv[1], p, 16, MSG_DONTWAIT, 0, 0));
     if (write(sv[0], "0123456789abcdef", 16) != 16)
         return 1;
     OUT("recvfrom buf", S(SYS_recvfrom, sv[1], p, 16, MSG_DONTWAIT, 0, 0));
@@ -418,8 +414,6 @@ int main(void)
         errno = 0;
         show("munlock", 1, "", S(SYS_munlock, k, page));
         errno = 0;
-        show("mlock2", 1, "", S(SYS_mlock2, k, page, 0));
-        errno = 0;
         show("mincore", 1, "", S(SYS_mincore, k, page, bufp));
         errno = 0;
         show("munmap", 1, "huge", S(SYS_munmap, k, HUGE));
@@ -444,15 +438,10 @@ int main(void)
         PAST_EOF("rt_sigprocmask set", S(SYS_rt_sigprocmask, SIG_BLOCK, p, 0, 8));
         PAST_EOF("rt_sigprocmask oldset", S(SYS_rt_sigprocmask, SIG_BLOCK, 0, p, 8));
         PAST_EOF("sigaltstack old", S(SYS_sigaltstack, 0, p));
-        PAST_EOF("open path", S(SYS_open, p, O_RDONLY));
-        PAST_EOF("openat path", S(SYS_openat, AT_FDCWD, p, O_RDONLY));
         PAST_EOF("stat buf", S(SYS_stat, L("/"), p));
         PAST_EOF("fstat buf", S(SYS_fstat, file, p));
         PAST_EOF("newfstatat buf", S(SYS_newfstatat, AT_FDCWD, L("/"), p, 0));
-        PAST_EOF("uname buf", S(SYS_uname, p));
-        PAST_EOF("getrlimit rlim", S(SYS_getrlimit, RLIMIT_NOFILE, p));
         PAST_EOF("arch_prctl ARCH_GET_FS", S(SYS_arch_prctl, 0x1003, p));
-        PAST_EOF("getdents buf", S(SYS_getdents, dir, p, 4096));
         PAST_EOF("epoll_ctl event", S(SYS_epoll_ctl, ep, EPOLL_CTL_ADD, pfd[1], p));
         if (write(sv[1], "x", 1) != 1)
             return 1;
@@ -460,10 +449,7 @@ int main(void)
         if (read(sv[0], buf, 1) != 1)
             return 1;
         PAST_EOF("execve argv", S(SYS_execve, L("/proc/self/exe"), p, 0));
-        PAST_EOF("select readfds", S(SYS_select, 1, p, 0, 0, zerop));
         PAST_EOF("pselect6 sigmask", S(SYS_pselect6, 0, 0, 0, 0, zerop, p));
-        PAST_EOF("utimensat times", S(SYS_utimensat, file, 0, p, 0));
-        PAST_EOF("setitimer new", S(SYS_setitimer, ITIMER_REAL, p, 0));
         PAST_EOF("time tloc", S(SYS_time, p) < 0 ? -1 : 0);
         printf("the file mapping's first page: %c\n", two[0]);
     }

@@ -614,6 +614,14 @@ impl GuestMemory {
         }
         let host_flags = (flags & !(MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_32BIT | MAP_GROWSDOWN)) as i32;
         let hprot = host_prot(prot);
+        if !user_range(addr, len) {
+            // Past the x86-64 address space, which the host's may exceed: a
+            // fixed mapping is refused, a hint ignored (as the kernel does).
+            if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 || len > TASK_SIZE {
+                return Err(Errno::ENOMEM);
+            }
+            return self.mmap(0, len, u64::from(prot), u64::from(flags), fd, offset);
+        }
         if flags & MAP_FIXED != 0 {
             let end = addr.checked_add(len).ok_or(Errno::ENOMEM)?;
             if addr % GUEST_PAGE != 0 {
