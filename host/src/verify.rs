@@ -78,6 +78,9 @@ impl Verifier {
         state: &mut GuestState,
         process: &mut Process,
     ) -> Result<Option<RegionExit>, EngineError> {
+        if !self.executions.contains_key(&region.entry) {
+            crate::bounds::make_room(&mut self.executions);
+        }
         let n = self.executions.entry(region.entry).or_insert(0);
         *n += 1;
         let due = *n <= u64::from(self.settings.first)
