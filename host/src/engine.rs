@@ -203,6 +203,7 @@ fn run_jit(
                 Ok(b) => b,
                 Err(why) => {
                     tracing::debug!(rip = format_args!("{rip:#x}"), ?why, "JIT declined the region; interpreting it");
+                    crate::bounds::make_room(declined);
                     declined.insert(rip);
                     return Ok(interp::run_region(region, state, &mut process.mem));
                 }

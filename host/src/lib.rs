@@ -5,6 +5,7 @@
 //! The `aarchx` binary (main.rs) is a thin command line over this library;
 //! the integration tests and the lifter oracle use the library directly.
 
+pub mod bounds;
 pub mod counters;
 pub mod cpuid;
 pub mod engine;

@@ -17,8 +17,12 @@
 //! a fixed address may only replace guest-owned memory or free address
 //! space, and munmap/mprotect only act on guest-owned memory.
 //!
-//! Unsafe code: raw guest memory access ([`Machine`], [`GuestCode`] and the
-//! checked copies) and the host mapping calls. Everything else is safe.
+//! Unsafe code: the host mapping calls. Guest memory is read and written
+//! through the fault-surviving probes (`signal/probe.rs`): the executors'
+//! accesses ([`Machine`]), the translator's code reads ([`GuestCode`]) and
+//! the checked copies of the loader and the system calls, which check the
+//! guest map first and turn a fault the map cannot foresee (a file mapping
+//! past the end of its file) into EFAULT. Everything else is safe.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -56,6 +60,17 @@ const MREMAP_DONTUNMAP: u32 = 4;
 
 /// `madvise(MADV_DONTNEED)` (the same on every Linux ABI).
 const MADV_DONTNEED: u32 = 4;
+
+/// The end of an x86-64 process's address space (the kernel's
+/// `TASK_SIZE_MAX` with 4-level page tables): a range reaching past it is
+/// not user memory, whatever the host's address space is.
+pub const TASK_SIZE: u64 = (1 << 47) - GUEST_PAGE;
+
+/// Whether `[addr, addr + len)` lies in the x86-64 user address space: the
+/// kernel's `access_ok`, which a call checks before looking at a buffer.
+pub fn user_range(addr: u64, len: u64) -> bool {
+    len <= TASK_SIZE && addr <= TASK_SIZE - len
+}
 
 /// Address space reserved after the program for its brk heap.
 const BRK_RESERVE: u64 = 1 << 30;
@@ -525,10 +540,9 @@ impl GuestMemory {
         if !self.covered_with(addr, end, |p| p & PROT_WRITE != 0) {
             return Err(Errno::EFAULT);
         }
-        // SAFETY: runtime edge. The range is guest-owned and writable, so it
-        // is mapped read-write on the host and holds no Rust object.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), addr as usize as *mut u8, bytes.len()) };
-        Ok(())
+        // Guest-owned and writable, so it holds no Rust object; a file
+        // mapping past its file's end still faults, and is EFAULT too.
+        crate::signal::probe::copy_to(addr, bytes).map_err(|_| Errno::EFAULT)
     }
 
     /// Copies guest memory at `addr` into `buf`; the range must be
@@ -541,10 +555,7 @@ impl GuestMemory {
         if !self.covered_with(addr, end, |p| p & PROT_ALL != 0) {
             return Err(Errno::EFAULT);
         }
-        // SAFETY: runtime edge. The range is guest-owned and accessible, so
-        // it is mapped readable on the host.
-        unsafe { std::ptr::copy_nonoverlapping(addr as usize as *const u8, buf.as_mut_ptr(), buf.len()) };
-        Ok(())
+        crate::signal::probe::copy_from(addr, buf).map_err(|_| Errno::EFAULT)
     }
 
     /// Reads a NUL-terminated guest string of at most `max` bytes (without
@@ -559,10 +570,12 @@ impl GuestMemory {
                 return Err(Errno::EFAULT);
             }
             debug_assert!(*s <= at);
-            let n = (r.end - at).min((max + 1 - out.len()) as u64) as usize;
-            // SAFETY: runtime edge. `[at, at + n)` lies in one accessible
-            // guest region, mapped readable on the host.
-            let chunk = unsafe { std::slice::from_raw_parts(at as usize as *const u8, n) };
+            // Up to the region's end, in pieces of 256 bytes (most strings
+            // end in the first), each read through the probes.
+            let n = (r.end - at).min((max + 1 - out.len()) as u64).min(256) as usize;
+            let mut piece = [0u8; 256];
+            let chunk = &mut piece[..n];
+            self.read_bytes(at, chunk)?;
             if let Some(nul) = chunk.iter().position(|b| *b == 0) {
                 out.extend_from_slice(&chunk[..nul]);
                 return Ok(out);
@@ -601,6 +614,14 @@ impl GuestMemory {
         }
         let host_flags = (flags & !(MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_32BIT | MAP_GROWSDOWN)) as i32;
         let hprot = host_prot(prot);
+        if !user_range(addr, len) {
+            // Past the x86-64 address space, which the host's may exceed: a
+            // fixed mapping is refused, a hint ignored (as the kernel does).
+            if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 || len > TASK_SIZE {
+                return Err(Errno::ENOMEM);
+            }
+            return self.mmap(0, len, u64::from(prot), u64::from(flags), fd, offset);
+        }
         if flags & MAP_FIXED != 0 {
             let end = addr.checked_add(len).ok_or(Errno::ENOMEM)?;
             if addr % GUEST_PAGE != 0 {
@@ -646,6 +667,9 @@ impl GuestMemory {
             return Err(Errno::EINVAL);
         }
         let end = round_up(len, GUEST_PAGE).and_then(|l| addr.checked_add(l)).ok_or(Errno::EINVAL)?;
+        if end > TASK_SIZE {
+            return Err(Errno::EINVAL);
+        }
         let owned = self.owned(addr, end);
         self.set_range(addr, end, None);
         for &(s, e, _) in &owned {
@@ -849,9 +873,11 @@ impl GuestCode for GuestMemory {
             let at = addr + done as u64;
             let Some(end) = self.exec_region(at) else { break };
             let n = ((end - at) as usize).min(buf.len() - done);
-            // SAFETY: runtime edge. `[at, at + n)` is guest-owned and
-            // executable, so mapped readable on the host.
-            unsafe { std::ptr::copy_nonoverlapping(at as usize as *const u8, buf[done..].as_mut_ptr(), n) };
+            // Executable guest memory is readable on the host, but a file
+            // mapping past its file's end faults: the code ends there.
+            if crate::signal::probe::copy_from(at, &mut buf[done..done + n]).is_err() {
+                break;
+            }
             done += n;
         }
         done

@@ -55,6 +55,10 @@ impl RunError {
 struct Cache {
     /// Each region with the guest byte ranges it depends on.
     regions: HashMap<(u64, Variant), (Rc<Region>, Vec<(u64, u64)>)>,
+    /// IR instructions the regions hold, up to `bounds::REGION_INSTS`.
+    held_insts: usize,
+    /// Times the cache was flushed for being full.
+    flushes: u64,
     translated: u64,
     guest_insns: u64,
     ir_insts: u64,
@@ -81,6 +85,9 @@ impl Cache {
     ) -> Result<Rc<Region>, TranslateError> {
         let executions = match (&mut self.lookups, variant) {
             (Some(l), Variant::Policy) => {
+                if !l.contains_key(&rip) {
+                    crate::bounds::make_room(l);
+                }
                 let n = l.entry(rip).or_default();
                 *n += 1;
                 *n - 1
@@ -100,6 +107,13 @@ impl Cache {
         }
         self.ir_insts += region.blocks.iter().map(|b| b.insts.len() as u64).sum::<u64>();
         tracing::trace!(entry = format_args!("{rip:#x}"), "translated region\n{}", aarchx_ir::print::print(&region));
+        if self.held_insts + region.insts.len() > crate::bounds::REGION_INSTS {
+            tracing::debug!(regions = self.regions.len(), insts = self.held_insts, "region cache full: flushed");
+            self.regions = HashMap::new();
+            self.held_insts = 0;
+            self.flushes += 1;
+        }
+        self.held_insts += region.insts.len();
         self.regions.insert((rip, variant), (region.clone(), region.guest_ranges()));
         Ok(region)
     }
@@ -108,7 +122,14 @@ impl Cache {
     /// (a superblock's instructions may lie far from its entry).
     fn invalidate(&mut self, start: u64, len: u64) {
         let end = start.saturating_add(len);
-        self.regions.retain(|_, (_, ranges)| !ranges.iter().any(|&(s, e)| s < end && start < e));
+        let held = &mut self.held_insts;
+        self.regions.retain(|_, (region, ranges)| {
+            let keep = !ranges.iter().any(|&(s, e)| s < end && start < e);
+            if !keep {
+                *held -= region.insts.len();
+            }
+            keep
+        });
     }
 }
 
@@ -221,8 +242,8 @@ fn report_summary(verifier: Option<&Verifier>, engine: &Engine, pipeline: &mut P
         eprintln!("{line}");
     }
     let mut stats = format!(
-        "regions={} guest_insns={} ir_insts={} translate_ns={}",
-        cache.translated, cache.guest_insns, cache.ir_insts, cache.translate_ns
+        "regions={} guest_insns={} ir_insts={} translate_ns={} region_flushes={}",
+        cache.translated, cache.guest_insns, cache.ir_insts, cache.translate_ns, cache.flushes
     );
     if let Some(bytes) = engine.code_bytes() {
         stats.push_str(&format!(" code_bytes={bytes}"));

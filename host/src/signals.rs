@@ -196,7 +196,9 @@ extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_vo
             // misaligned once tends to be again; FEX-Emu backpatches the
             // same way). See `jit/lower/mem.rs`.
             // SAFETY: `at` is an instruction of the live code cache (the
-            // run's fixup table lists only those).
+            // run's fixup table lists only those), and this thread, the
+            // cache's, runs no code while the patch makes its page
+            // writable.
             unsafe { crate::jit::cache::patch_word(f.at, f.branch) };
             context::set_pc(uc, f.fixup);
             return;

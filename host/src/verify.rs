@@ -137,6 +137,9 @@ impl Verifier {
     /// Counts this execution of `region`; whether it is to be checked (it
     /// is due, or a flag check waits for it).
     pub fn due(&mut self, region: &Region) -> bool {
+        if !self.executions.contains_key(&region.entry) {
+            crate::bounds::make_room(&mut self.executions);
+        }
         let n = self.executions.entry(region.entry).or_insert(0);
         *n += 1;
         let due = *n <= u64::from(self.settings.first)

@@ -1,5 +1,9 @@
-//! The executable code cache: one large anonymous RWX mapping, filled by
-//! bump allocation. Code is assembled elsewhere for its final address
+//! The executable code cache, filled by bump allocation. Its memory
+//! (`code_memory.rs`) is readable and executable and never writable at the
+//! same time (W^X): each write makes the pages it touches writable and not
+//! executable for its duration, then executable again.
+//!
+//! Code is assembled elsewhere for its final address
 //! (`VecAssembler::new(cache.next_addr())`) and copied in here; after
 //! every write the data cache is cleaned to the point of unification and
 //! the instruction cache invalidated for the written range (`dc cvau`,
@@ -16,11 +20,13 @@ use std::io;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::code_memory;
+
 /// Alignment of each allocation: a cache line, so blocks do not share
 /// lines they are patched through.
 const ALIGN: usize = 64;
 
-/// One RWX mapping and its bump pointer.
+/// The cache's mapping and its bump pointer.
 #[derive(Debug)]
 pub struct CodeCache {
     base: usize,
@@ -29,24 +35,9 @@ pub struct CodeCache {
 }
 
 impl CodeCache {
-    /// Maps `size` bytes readable, writable and executable.
+    /// Maps `size` bytes readable and executable.
     pub fn new(size: usize) -> io::Result<CodeCache> {
-        // SAFETY: a fresh anonymous private mapping with no address hint
-        // touches no existing memory; the result is checked below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                size,
-                libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(CodeCache { base: p as usize, size, used: 0 })
+        Ok(CodeCache { base: code_memory::map(size)?, size, used: 0 })
     }
 
     /// The host addresses the cache occupies.
@@ -69,11 +60,16 @@ impl CodeCache {
             return None;
         }
         // SAFETY: `at..at + code.len()` lies inside the mapping (checked
-        // above), which is writable and owned by this cache; nothing else
-        // references bytes past the bump pointer.
-        unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), at as *mut u8, code.len()) };
+        // above), which this cache owns; nothing else references bytes
+        // past the bump pointer, and no code runs while the cache is
+        // written (the cache's thread is here).
+        unsafe {
+            code_memory::with_writable(at..at + code.len(), || {
+                std::ptr::copy_nonoverlapping(code.as_ptr(), at as *mut u8, code.len())
+            })
+        };
         self.used = offset + code.len();
-        self.sync(at, code.len());
+        sync(at, code.len());
         Some(at)
     }
 
@@ -88,7 +84,7 @@ impl CodeCache {
     /// The instruction at `addr`.
     pub fn read_u32(&self, addr: usize) -> u32 {
         self.check(addr, 4);
-        // SAFETY: as in `patch_u32`.
+        // SAFETY: as in `patch_u32`; the mapping is always readable.
         unsafe { (*(addr as *const AtomicU32)).load(Ordering::Acquire) }
     }
 
@@ -105,41 +101,42 @@ impl CodeCache {
             "{addr:#x} outside the code cache"
         );
     }
+}
 
-    /// Makes `len` bytes written at `addr` visible to instruction fetch.
-    fn sync(&self, addr: usize, len: usize) {
-        // SAFETY: the range lies inside the mapping (callers check), which
-        // stays mapped for the life of `self`; the slice is only read.
-        let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
-        dynasmrt::cache_control::synchronize_icache(bytes);
-        dynasmrt::cache_control::prepare_for_execution(bytes);
-    }
+/// Makes `len` bytes written at `addr` visible to instruction fetch.
+fn sync(addr: usize, len: usize) {
+    // SAFETY: callers pass a range of a live code cache, which stays
+    // readable; the slice is only read.
+    let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
+    dynasmrt::cache_control::synchronize_icache(bytes);
+    dynasmrt::cache_control::prepare_for_execution(bytes);
 }
 
 /// Replaces the aligned instruction at `addr` with `insn`, atomically
 /// with respect to a thread executing it, and makes the change visible to
 /// instruction fetch: what [`CodeCache::patch_u32`] does once it has
 /// checked the address, and what the SIGBUS handler does to send a
-/// misaligned access to its fixup for good (no allocation, no lock).
+/// misaligned access to its fixup for good (no allocation, no lock; the
+/// protection changes are system calls, safe in a signal handler).
 ///
 /// # Safety
 ///
-/// `addr` is 4-aligned and inside a live code cache mapping.
+/// `addr` is 4-aligned and inside a live code cache mapping whose thread
+/// (the caller's) runs no code in its page until this returns.
 pub unsafe fn patch_word(addr: usize, insn: u32) {
     // SAFETY: the caller's contract; code bytes are only ever accessed
     // through raw pointers or atomics, never through Rust references.
-    unsafe { (*(addr as *const AtomicU32)).store(insn, Ordering::Release) };
-    // SAFETY: as above; the slice is only read.
-    let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, 4) };
-    dynasmrt::cache_control::synchronize_icache(bytes);
-    dynasmrt::cache_control::prepare_for_execution(bytes);
+    unsafe {
+        code_memory::with_writable(addr..addr + 4, || (*(addr as *const AtomicU32)).store(insn, Ordering::Release))
+    };
+    sync(addr, 4);
 }
 
 impl Drop for CodeCache {
     fn drop(&mut self) {
         // SAFETY: unmaps exactly the mapping `new` created; the JIT that
         // owns the cache is being dropped, so no code in it can run again.
-        unsafe { libc::munmap(self.base as *mut libc::c_void, self.size) };
+        unsafe { code_memory::unmap(self.base, self.size) };
     }
 }
 
@@ -184,5 +181,40 @@ mod tests {
         assert!(cache.push(next, &vec![0; 2 << 20]).is_none(), "too large for the cache");
         cache.rewind(at);
         assert_eq!(cache.next_addr(), at);
+    }
+
+    /// The protections of the mapping holding `addr`, from
+    /// /proc/self/maps ("r-xp", "rw-p"...).
+    fn protection(addr: usize) -> String {
+        let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+        maps.lines()
+            .find_map(|l| {
+                let (range, rest) = l.split_once(' ')?;
+                let (s, e) = range.split_once('-')?;
+                let (s, e) = (usize::from_str_radix(s, 16).ok()?, usize::from_str_radix(e, 16).ok()?);
+                (s..e).contains(&addr).then(|| rest.split(' ').next().unwrap_or_default().to_owned())
+            })
+            .unwrap_or_else(|| panic!("{addr:#x} is not mapped"))
+    }
+
+    #[test]
+    fn the_cache_is_never_writable_and_executable() {
+        let mut cache = CodeCache::new(1 << 20).expect("maps");
+        let range = cache.range();
+        let at = cache.next_addr();
+        let f = cache.push(at, &returns(at, 7)).expect("fits");
+        assert_eq!(call(f), 7);
+        let patch = u32::from_le_bytes(returns(f, 8)[..4].try_into().expect("one instruction"));
+        cache.patch_u32(f, patch);
+        assert_eq!(call(f), 8);
+        for addr in [range.start, f, range.end - 1] {
+            assert_eq!(protection(addr), "r-xp", "after writes, at {addr:#x}");
+        }
+        // The runtime's: the guest cannot map over it or unmap it.
+        let mut mem = crate::mem::GuestMemory::new();
+        let fixed = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED) as u64;
+        assert_eq!(mem.mmap(f as u64 & !4095, 4096, 3, fixed, -1, 0), Err(crate::mem::Errno::ENOMEM));
+        assert_eq!(mem.munmap(f as u64 & !4095, 4096), Ok(false));
+        assert_eq!(call(f), 8);
     }
 }

@@ -95,6 +95,8 @@ mod backend;
 pub mod cache;
 #[cfg(target_arch = "aarch64")]
 pub mod chain;
+#[cfg(target_arch = "aarch64")]
+mod code_memory;
 pub mod context;
 #[cfg(target_arch = "aarch64")]
 pub mod entry;

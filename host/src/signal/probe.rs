@@ -216,6 +216,41 @@ pub fn store(addr: u64, size: usize, bits: u128) {
     }
 }
 
+/// Copies guest memory at `addr` into `buf`, 8 bytes at a time, stopping
+/// at the first access that faults: its fault is returned (and not kept).
+/// For the system calls' copies, which the guest map has checked but
+/// which can still fault (a file mapping past the end of its file).
+pub fn copy_from(addr: u64, buf: &mut [u8]) -> Result<(), GuestFault> {
+    let mut done = 0;
+    while done < buf.len() {
+        let n = if buf.len() - done >= 8 { 8 } else { 1 };
+        let v = load(addr + done as u64, n);
+        if let Some(fault) = take_fault() {
+            return Err(fault);
+        }
+        buf[done..done + n].copy_from_slice(&v.to_le_bytes()[..n]);
+        done += n;
+    }
+    Ok(())
+}
+
+/// Copies `bytes` to guest memory at `addr`, as [`copy_from`] does the
+/// other way.
+pub fn copy_to(addr: u64, bytes: &[u8]) -> Result<(), GuestFault> {
+    let mut done = 0;
+    while done < bytes.len() {
+        let n = if bytes.len() - done >= 8 { 8 } else { 1 };
+        let mut v = [0u8; 16];
+        v[..n].copy_from_slice(&bytes[done..done + n]);
+        store(addr + done as u64, n, u128::from_le_bytes(v));
+        if let Some(fault) = take_fault() {
+            return Err(fault);
+        }
+        done += n;
+    }
+    Ok(())
+}
+
 /// The fault of the last failed access since the last call.
 pub fn take_fault() -> Option<GuestFault> {
     FAULT.take()
@@ -251,5 +286,12 @@ mod tests {
         assert_eq!((f.sig, f.addr), (libc::SIGSEGV, 8));
         store(16, 1, 1);
         assert_eq!(take_fault().map(|f| f.addr), Some(16));
+        let mut out = [0u8; 11];
+        copy_to(at, b"hello world").unwrap();
+        copy_from(at, &mut out).unwrap();
+        assert_eq!(&out, b"hello world");
+        assert_eq!(copy_from(24, &mut out).map_err(|f| f.addr), Err(24));
+        assert_eq!(copy_to(32, &out).map_err(|f| f.addr), Err(32));
+        assert_eq!(take_fault(), None, "returned, not kept");
     }
 }

@@ -34,12 +34,20 @@ fn to_linux_dirent(buf: &mut [u8]) -> Result<(), Errno> {
 }
 
 impl Process {
-    /// getdents(fd, dirp, count).
+    /// getdents(fd, dirp, count). As the kernel's: a count that is
+    /// negative as an `int` holds no record (EINVAL, or 0 at the end of
+    /// the directory), and a buffer the records cannot be written to is
+    /// EFAULT with the directory's position unchanged.
     pub(super) fn getdents(&mut self, fd: u64, dirp: u64, count: u64) -> Result<u64, Errno> {
-        let mut buf = vec![0u8; (count as u32 as usize).min(MAX_BUFFER)];
+        let count = if (count as u32 as i32) < 0 { 1 } else { count as u32 as usize };
+        let mut buf = vec![0u8; count.min(MAX_BUFFER)];
+        let at = host!(libc::SYS_lseek, fd, 0u64, libc::SEEK_CUR as u64)?;
         let n = host!(libc::SYS_getdents64, fd, buf.as_mut_ptr() as u64, buf.len() as u64)? as usize;
         to_linux_dirent(&mut buf[..n])?;
-        self.mem.write_bytes(dirp, &buf[..n])?;
+        if let Err(e) = self.mem.write_bytes(dirp, &buf[..n]) {
+            host!(libc::SYS_lseek, fd, at, libc::SEEK_SET as u64)?;
+            return Err(e);
+        }
         Ok(n as u64)
     }
 }

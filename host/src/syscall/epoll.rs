@@ -76,6 +76,9 @@ impl Process {
         if max <= 0 || max as usize > i32::MAX as usize / EVENT_SIZE {
             return Err(Errno::EINVAL);
         }
+        if !crate::mem::user_range(events, max as u64 * EVENT_SIZE as u64) {
+            return Err(Errno::EFAULT);
+        }
         let n = (max as usize).min(MAX_EVENTS);
         let mut buf = vec![libc::epoll_event { events: 0, u64: 0 }; n];
         let nr = match kind {

@@ -110,14 +110,16 @@ impl Process {
     /// execve(path, argv, envp). Returns only on failure.
     pub(super) fn execve(&mut self, path: u64, argv: u64, envp: u64) -> Result<u64, Errno> {
         let guest_path = self.mem.read_cstr(path, PATH_MAX)?;
-        let argv = self.read_strings(argv)?;
-        let envp = self.read_strings(envp)?;
         let host_path = if self.is_proc_exe(&guest_path) { self.exe.clone() } else { self.host_path(&guest_path)? };
         host!(libc::SYS_faccessat, super::fs::AT_FDCWD, host_path.as_ptr() as u64, libc::X_OK as u64)?;
         let host = PathBuf::from(OsString::from_vec(host_path.as_bytes().to_vec()));
         if std::fs::metadata(&host).is_ok_and(|m| m.is_dir()) {
             return Err(Errno(libc::EACCES));
         }
+        // As the kernel: the file is opened before the arrays are read, so
+        // a missing file is ENOENT even with a bad argv or envp.
+        let argv = self.read_strings(argv)?;
+        let envp = self.read_strings(envp)?;
         match kind_of(&host)? {
             Kind::X86_64 => {
                 let argv0 = argv.first().cloned().unwrap_or_else(|| guest_path.clone());

@@ -232,13 +232,14 @@ impl Process {
 
     /// readlinkat; "/proc/self/exe" names the guest program, not aarchx.
     pub(super) fn readlinkat(&mut self, dirfd: u64, path: u64, buf: u64, size: u64) -> Result<u64, Errno> {
+        // The kernel checks the size before it looks at either pointer.
+        if size as i32 <= 0 {
+            return Err(Errno::EINVAL);
+        }
         let name = self.mem.read_cstr(path, PATH_MAX)?;
         if !self.is_proc_exe(&name) {
             let path = self.path_arg(path, LastLink::Keep)?;
             return host!(libc::SYS_readlinkat, dirfd, path.ptr(), buf, size);
-        }
-        if size as i32 <= 0 {
-            return Err(Errno::EINVAL);
         }
         let exe = self.exe.as_bytes();
         let n = exe.len().min(size as i32 as usize);
