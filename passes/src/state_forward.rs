@@ -4,13 +4,14 @@
 //! Forwarding: a `get R` that follows a `set R, v` (or an earlier `get R`)
 //! on every path is replaced by `v` (and removed), within a block and into successors
 //! that have that block as their only predecessor. A `call` forgets the
-//! registers its helper writes.
+//! registers its helper writes, and an SSE float op MXCSR (it raises
+//! MXCSR's exception flags, see `Opcode::uses_mxcsr`).
 //!
 //! Dead sets: a `set R` of a GPR, XMM or special register is dropped when
 //! the same block sets `R` again before anything could observe the state:
 //! a read of `R`, a helper call, a memory access or atomic (which can
-//! fault, and a fault hands the state to a signal handler), or leaving the
-//! block. Flags are left to `dead-flags`, which knows their liveness
+//! fault, and a fault hands the state to a signal handler), an SSE float
+//! op (which traps on an unmasked exception), or leaving the block. Flags are left to `dead-flags`, which knows their liveness
 //! across blocks.
 //!
 //! Invariant: the pass only replaces uses by values that dominate them and
@@ -71,6 +72,7 @@ fn forward(region: &mut Region) {
                         }
                     }
                 }
+                op if op.uses_mxcsr() => known[usize::from(Reg::MXCSR.0)] = None,
                 _ => {}
             }
         }
@@ -82,6 +84,7 @@ fn forward(region: &mut Region) {
 fn observes_state(op: Opcode) -> bool {
     matches!(op.format(), Format::Load | Format::Store | Format::AtomicRmw | Format::Call)
         || op == Opcode::AtomicCas
+        || op.uses_mxcsr()
         || op.is_terminator()
 }
 

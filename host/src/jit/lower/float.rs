@@ -44,15 +44,16 @@ macro_rules! vfp3 {
 /// The condition that holds after `fcmp a, b` for an SSE predicate
 /// (unordered sets C and V, clears N and Z).
 fn float_cc(cond: FloatCond) -> Cc {
+    use FloatCond as C;
     match cond {
-        FloatCond::Eq => Cc::Eq,
-        FloatCond::Lt => Cc::Mi,
-        FloatCond::Le => Cc::Ls,
-        FloatCond::Uno => Cc::Vs,
-        FloatCond::Une => Cc::Ne,
-        FloatCond::Nlt => Cc::Pl,
-        FloatCond::Nle => Cc::Hi,
-        FloatCond::Ord => Cc::Vc,
+        C::Eq | C::EqS => Cc::Eq,
+        C::Lt | C::LtQ => Cc::Mi,
+        C::Le | C::LeQ => Cc::Ls,
+        C::Uno | C::UnoS => Cc::Vs,
+        C::Une => Cc::Ne,
+        C::Nlt | C::NltQ => Cc::Pl,
+        C::Nle | C::NleQ => Cc::Hi,
+        C::Ord => Cc::Vc,
     }
 }
 
@@ -107,10 +108,11 @@ impl Lowerer<'_> {
             Opcode::Fsqrt if ty == Type::F32 => a64!(self.ops; fsqrt S(r), S(a)),
             Opcode::Fsqrt => a64!(self.ops; fsqrt D(r), D(a)),
             // a < b ? a : b (mi: less, false when unordered); a > b ? a : b.
-            Opcode::Fmin if ty == Type::F32 => a64!(self.ops; fcmp S(a), S(b); fcsel S(r), S(a), S(b), mi),
-            Opcode::Fmin => a64!(self.ops; fcmp D(a), D(b); fcsel D(r), D(a), D(b), mi),
-            Opcode::Fmax if ty == Type::F32 => a64!(self.ops; fcmp S(a), S(b); fcsel S(r), S(a), S(b), gt),
-            Opcode::Fmax => a64!(self.ops; fcmp D(a), D(b); fcsel D(r), D(a), D(b), gt),
+            // fcmpe: invalid on any NaN operand, as minss/maxss.
+            Opcode::Fmin if ty == Type::F32 => a64!(self.ops; fcmpe S(a), S(b); fcsel S(r), S(a), S(b), mi),
+            Opcode::Fmin => a64!(self.ops; fcmpe D(a), D(b); fcsel D(r), D(a), D(b), mi),
+            Opcode::Fmax if ty == Type::F32 => a64!(self.ops; fcmpe S(a), S(b); fcsel S(r), S(a), S(b), gt),
+            Opcode::Fmax => a64!(self.ops; fcmpe D(a), D(b); fcsel D(r), D(a), D(b), gt),
             _ => return false,
         }
         if nan_checked(d) && !self.batched {
@@ -195,14 +197,17 @@ impl Lowerer<'_> {
     }
 
     /// Sets the flags for scalar `fcmp.ty cond a, b` and returns the
-    /// condition that means true.
+    /// condition that means true. `fcmpe` signals invalid (FPSR.IOC) on a
+    /// quiet NaN as the signalling predicates do, `fcmp` only on a
+    /// signalling NaN.
     pub fn float_compare(&mut self, cond: FloatCond, ty: Type, a: Value, b: Value) -> Cc {
         let a = self.vsrc(a, 0);
         let b = self.vsrc(b, 1);
-        if ty == Type::F32 {
-            a64!(self.ops; fcmp S(a), S(b));
-        } else {
-            a64!(self.ops; fcmp D(a), D(b));
+        match (ty == Type::F32, cond.signals_on_qnan()) {
+            (true, false) => a64!(self.ops; fcmp S(a), S(b)),
+            (true, true) => a64!(self.ops; fcmpe S(a), S(b)),
+            (false, false) => a64!(self.ops; fcmp D(a), D(b)),
+            (false, true) => a64!(self.ops; fcmpe D(a), D(b)),
         }
         float_cc(cond)
     }
@@ -222,7 +227,9 @@ impl Lowerer<'_> {
         }
         self.ldq(0, d.arg(0));
         self.ldq(1, d.arg(1));
-        // Lane masks; the negated predicates are their complements.
+        // Lane masks; the negated predicates are their complements. fcmeq
+        // is quiet, fcmgt and fcmge signal on any NaN, as cmpps's eq and
+        // lt/le do; the other variants are not lowered for vectors.
         let negate = matches!(cond, FloatCond::Une | FloatCond::Nlt | FloatCond::Nle | FloatCond::Uno);
         match cond {
             FloatCond::Eq | FloatCond::Une => vfp3!(self, ty, fcmeq, 3, 0, 1),
@@ -232,6 +239,9 @@ impl Lowerer<'_> {
                 vfp3!(self, ty, fcmeq, VT0, 0, 0);
                 vfp3!(self, ty, fcmeq, VT1, 1, 1);
                 a64!(self.ops; and V(3).B16, V(VT0).B16, V(VT1).B16);
+            }
+            FloatCond::LtQ | FloatCond::LeQ | FloatCond::NltQ | FloatCond::NleQ | FloatCond::EqS | FloatCond::UnoS => {
+                return false
             }
         }
         if negate {
