@@ -7,7 +7,8 @@ use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::rc::Rc;
 
-use aarchx_ir::{ExitKind, Region};
+use aarchx_ir::{ExitKind, GuestState, Region};
+use aarchx_pass::Stage;
 
 use crate::engine::{Engine, EngineError};
 use crate::interp::{self, RegionExit};
@@ -111,6 +112,11 @@ pub fn run(
     let registry = Registry::with_plugins(aarchx_passes::BUILTIN, &policy.plugins, policy.base_dir())?;
     let passes = policy.validate(&registry)?;
     let mut pipeline = Pipeline::new(&passes, policy.translation_config(), policy.region_hook.clone())?;
+    // The policy's decode stage alone, for the regions run while MXCSR
+    // unmasks an exception (see `exact_float_traps`).
+    let decode_stage = passes.iter().take_while(|p| p.info.stage == Stage::Decode).count();
+    let mut lifter = Pipeline::new(&passes[..decode_stage], policy.translation_config(), None)?;
+    let mut lifted = Cache::default();
     let mut engine = Engine::new(policy)?;
     let mut argv: Vec<OsString> = vec![argv0.unwrap_or(program.as_os_str()).to_owned()];
     argv.extend(args.iter().cloned());
@@ -127,7 +133,11 @@ pub fn run(
     let mut cache = Cache { lookups: pipeline.has_region_hook().then(HashMap::new), ..Cache::default() };
     loop {
         process.deliver_signals(&mut state);
-        let region = cache.get_or_translate(state.rip, &mut pipeline, &process.mem)?;
+        let region = if exact_float_traps(&state) {
+            lifted.get_or_translate(state.rip, &mut lifter, &process.mem)?
+        } else {
+            cache.get_or_translate(state.rip, &mut pipeline, &process.mem)?
+        };
         tracing::trace!(target: "aarchx::exec", "{:#x}", state.rip);
         // The state to replay a faulting region from: kept only while the
         // guest handles memory faults (a 576-byte copy per dispatch).
@@ -156,6 +166,7 @@ pub fn run(
                 }
                 SyscallOutcome::CodeChanged { start, len } => {
                     cache.invalidate(start, len);
+                    lifted.invalidate(start, len);
                     engine.invalidate(start, len);
                     None
                 }
@@ -169,6 +180,18 @@ pub fn run(
             crate::signals::die_with(sig);
         }
     }
+}
+
+/// Whether MXCSR unmasks an SSE exception, so a float op may trap: the
+/// region then comes from the lifter alone, whose IR writes every
+/// instruction's registers before the next one starts, so the state a
+/// trapping op leaves (its own writes put back) is exact. The optimising
+/// passes may drop a register write that a later instruction overwrites,
+/// which is right only when no float op between them can trap. MXCSR
+/// changes only at an `exit fenv`, so it holds for the whole region.
+fn exact_float_traps(state: &GuestState) -> bool {
+    const MASKS: u32 = 0x1f80;
+    state.mxcsr & MASKS != MASKS
 }
 
 /// Prints verify mode's totals, when it is on, the passes' reports at exit

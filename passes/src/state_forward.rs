@@ -10,8 +10,9 @@
 //! Dead sets: a `set R` of a GPR, XMM or special register is dropped when
 //! the same block sets `R` again before anything could observe the state:
 //! a read of `R`, a helper call, a memory access or atomic (which can
-//! fault, and a fault hands the state to a signal handler), an SSE float
-//! op (which traps on an unmasked exception), or leaving the block. Flags are left to `dead-flags`, which knows their liveness
+//! fault, and a fault hands the state to a signal handler), or leaving the
+//! block. (An SSE float op traps only while MXCSR unmasks an exception,
+//! and the dispatcher then runs the lifter's regions, unoptimised.) Flags are left to `dead-flags`, which knows their liveness
 //! across blocks.
 //!
 //! Invariant: the pass only replaces uses by values that dominate them and
@@ -84,7 +85,6 @@ fn forward(region: &mut Region) {
 fn observes_state(op: Opcode) -> bool {
     matches!(op.format(), Format::Load | Format::Store | Format::AtomicRmw | Format::Call)
         || op == Opcode::AtomicCas
-        || op.uses_mxcsr()
         || op.is_terminator()
 }
 

@@ -26,7 +26,7 @@ use aarchx_ir::GuestState;
 
 use super::cache::CodeCache;
 use super::context::{JitContext, OFF_BUDGET, OFF_ENTRY_SP};
-use super::lower::{fold_fpsr, FPSR};
+use super::lower::{fpsr_flags, FPSR, OFF_MXCSR};
 use super::regs::{PINNED, SPILL_AREA, STATE_REG};
 
 type EnterFn = unsafe extern "C" fn(*mut GuestState, *mut JitContext, usize) -> u64;
@@ -80,7 +80,14 @@ impl Trampoline {
             let off = GuestState::offset_of(reg) as u32;
             dynasm!(ops; .arch aarch64; str X(host), [X(STATE_REG), #off]);
         }
-        fold_fpsr(&mut ops, STATE_REG, 9, 10);
+        // The flags translated code raised into the state's MXCSR.
+        fpsr_flags(&mut ops, 9, 10);
+        dynasm!(ops
+            ; .arch aarch64
+            ; ldr w10, [X(STATE_REG), #OFF_MXCSR]
+            ; orr w10, w10, w9
+            ; str w10, [X(STATE_REG), #OFF_MXCSR]
+        );
         let fault_exit = ops.offset().0;
         dynasm!(ops
             ; .arch aarch64

@@ -81,15 +81,15 @@ pub enum Decline {
 /// its Invalid Operation cumulative bit.
 pub(crate) const FPSR: u32 = 0x5a21;
 const FPSR_IOC: u32 = 0;
-const OFF_MXCSR: u32 = aarchx_ir::GuestState::OFFSET_MXCSR as u32;
+pub(crate) const OFF_MXCSR: u32 = aarchx_ir::GuestState::OFFSET_MXCSR as u32;
 
 /// Emits `W(t) = ` the MXCSR exception flags that FPSR's cumulative bits
 /// stand for (clobbers `W(u)`). Translated code runs under the default
 /// MXCSR, and the flags its float ops raise accumulate in FPSR (cleared
 /// at the trampoline's entry), so while it runs the guest's MXCSR is the
 /// state's `mxcsr` with these ORed in: `get mxcsr` reads it so, the
-/// trampoline's exit and a NaN run's slow path (which clears FPSR) fold
-/// them into the state, `set mxcsr` clears FPSR. IOC, DZC, OFC, UFC and
+/// trampoline's exit folds them into the state, `set mxcsr` clears FPSR,
+/// and a NaN run's slow path moves IOC to IE. IOC, DZC, OFC, UFC and
 /// IXC (bits 0-4) are IE, ZE, OE, UE and PE (bits 0 and 2-5); x86's DE
 /// has no counterpart (arm64's IDC is only raised under FZ).
 pub(crate) fn fpsr_flags(ops: &mut VecAssembler<Aarch64Relocation>, t: u8, u: u8) {
@@ -98,17 +98,6 @@ pub(crate) fn fpsr_flags(ops: &mut VecAssembler<Aarch64Relocation>, t: u8, u: u8
         ; and WSP(u), W(t), #1
         ; and WSP(t), W(t), #0x1e
         ; orr W(t), W(u), W(t), lsl #1
-    );
-}
-
-/// Emits the fold of FPSR's flags into the state's `mxcsr` (clobbers
-/// `W(t)`, `W(u)`; the state is at `X(state)`).
-pub(crate) fn fold_fpsr(ops: &mut VecAssembler<Aarch64Relocation>, state: u8, t: u8, u: u8) {
-    fpsr_flags(ops, t, u);
-    a64!(ops
-        ; ldr W(u), [X(state), #OFF_MXCSR]
-        ; orr W(u), W(u), W(t)
-        ; str W(u), [X(state), #OFF_MXCSR]
     );
 }
 
@@ -327,8 +316,9 @@ impl<'r> Lowerer<'r> {
     }
 
     /// Places each run's slow path after the blocks: the run again, each
-    /// op checked, then FPSR's flags folded into MXCSR, FPSR cleared (IOC
-    /// is cumulative) and back.
+    /// op checked, then IOC cleared (it is cumulative) and back. IOC was
+    /// set by a guest op since the trampoline's entry, so MXCSR gets IE
+    /// (see `fpsr_flags`); the other flags stay in FPSR.
     fn checked_runs(&mut self) -> Result<(), Decline> {
         let r = self.r;
         for (run, (slow, back)) in self.runs.clone().into_iter().zip(std::mem::take(&mut self.run_labels)) {
@@ -337,9 +327,14 @@ impl<'r> Lowerer<'r> {
             for &v in &r.blocks[run.block].insts[run.first..=run.last] {
                 self.lower_inst(v, run.block)?;
             }
-            fold_fpsr(&mut self.ops, crate::jit::regs::STATE_REG, frame::T0, frame::T1);
+            let state = crate::jit::regs::STATE_REG;
             a64!(self.ops
-                ; msr #FPSR, xzr
+                ; ldr W(frame::T0), [X(state), #OFF_MXCSR]
+                ; orr WSP(frame::T0), W(frame::T0), #1
+                ; str W(frame::T0), [X(state), #OFF_MXCSR]
+                ; mrs X(frame::T0), #FPSR
+                ; and XSP(frame::T0), X(frame::T0), #!(1u64 << FPSR_IOC)
+                ; msr #FPSR, X(frame::T0)
                 ; b =>back
             );
         }
