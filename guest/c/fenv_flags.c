@@ -2,16 +2,17 @@
  * and fetestexcept (x87 status word and MXCSR) and MXCSR itself (which
  * also has DE, the denormal-operand flag) show what it raised. SSE scalar
  * and packed forms, conversions, the signalling (comisd, cmpltsd) and
- * quiet (ucomisd, cmpeqsd) compares, min/max, and the x87. MXCSR's DE
- * (bit 1) is not printed: the JIT does not raise it (docs/architecture.md,
- * "SSE floating point"); the oracle checks it on the interpreter. */
+ * quiet (ucomisd, cmpeqsd) compares, min/max, and the x87. No operand is
+ * a denormal: the JIT does not raise DE, the denormal-operand flag (see
+ * docs/architecture.md, "SSE floating point"; the oracle checks DE on the
+ * interpreter, fenv_ftz under DAZ and FTZ). */
 #include <emmintrin.h>
 #include <fenv.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 
-static volatile double zero = 0.0, one = 1.0, three = 3.0, big = DBL_MAX, small = DBL_MIN, sub = 0x1p-1070,
+static volatile double zero = 0.0, one = 1.0, three = 3.0, big = DBL_MAX, small = DBL_MIN,
                        qnan = __builtin_nan(""), snan = __builtin_nans(""), minus = -1.0, half = 0.5;
 static volatile float fbig = 1e30f, fone = 1.0f;
 static volatile long double lzero = 0.0L, lone = 1.0L, lthree = 3.0L;
@@ -24,7 +25,7 @@ static void show(const char *what) {
     unsigned csr = _mm_getcsr();
     printf("%-22s fetestexcept:%s%s%s%s%s mxcsr flags %02x\n", what, e & FE_INVALID ? " invalid" : "",
            e & FE_DIVBYZERO ? " divbyzero" : "", e & FE_OVERFLOW ? " overflow" : "",
-           e & FE_UNDERFLOW ? " underflow" : "", e & FE_INEXACT ? " inexact" : "", csr & 0x3d);
+           e & FE_UNDERFLOW ? " underflow" : "", e & FE_INEXACT ? " inexact" : "", csr & 0x3f);
     feclearexcept(FE_ALL_EXCEPT);
 }
 
@@ -45,10 +46,6 @@ int main(void) {
     show("max*3");
     sink = small / three;
     show("min/3");
-    sink = sub + one;
-    show("denormal+1");
-    sink = sub * half;
-    show("denormal*0.5");
     sink = snan + one;
     show("snan+1");
     sink = qnan + one;
@@ -75,8 +72,6 @@ int main(void) {
     show("isless(qnan,1)");
     isink = snan == one;
     show("snan==1 (ucomisd)");
-    isink = sub < one;
-    show("denormal<1");
     __m128d m = _mm_min_sd(_mm_set_sd(qnan), _mm_set_sd(one));
     sink = _mm_cvtsd_f64(m);
     show("minsd(qnan,1)");
