@@ -264,42 +264,59 @@ impl Lowerer<'_> {
         }
         let w = Width::fp(src);
         self.load(w, 0, d.arg(0));
-        // Convert to 64 bits (saturating), then check the range.
+        if ty == Type::I32 {
+            self.to_i32(src == Type::F32, round);
+            self.stx(3, v);
+            return true;
+        }
+        // Convert to 64 bits (saturating): high saturation gives i64::MAX,
+        // never a valid result from a float (low saturation is i64::MIN,
+        // the indefinite already); NaN converts to 0.
         match (src == Type::F32, round) {
             (true, false) => a64!(self.ops; fcvtzs X(3), S(0)),
             (true, true) => a64!(self.ops; fcvtns X(3), S(0)),
             (false, false) => a64!(self.ops; fcvtzs X(3), D(0)),
             (false, true) => a64!(self.ops; fcvtns X(3), D(0)),
         }
-        if ty == Type::I64 {
-            // Saturation high gives i64::MAX, never a valid result from a
-            // float (low saturation is i64::MIN, the indefinite already).
-            self.mov64(T0, 1 << 63);
-            a64!(self.ops
-                ; sub XSP(T1), XSP(T0), #1
-                ; cmp X(3), X(T1)
-                ; csel X(3), X(T0), X(3), eq
-            );
-        } else {
-            a64!(self.ops
-                ; movz X(T0), #0x8000, lsl #16
-                ; sxtw X(T1), W(3)
-                ; cmp X(3), X(T1)
-                ; csel X(3), X(3), X(T0), eq
-            );
-        }
-        // NaN converts to 0 on arm64.
+        self.mov64(T0, 1 << 63);
+        a64!(self.ops
+            ; sub XSP(T1), XSP(T0), #1
+            ; cmp X(3), X(T1)
+            ; csel X(3), X(T0), X(3), eq
+        );
         if src == Type::F32 {
             a64!(self.ops; fcmp S(0), S(0));
         } else {
             a64!(self.ops; fcmp D(0), D(0));
         }
         a64!(self.ops; csel X(3), X(T0), X(3), vs);
-        if ty == Type::I32 {
-            self.mask(3, 32);
-        }
         self.stx(3, v);
         true
+    }
+
+    /// `fcvt_to_sint.i32` of the float in `S(0)`/`D(0)` into `X(3)`, by a
+    /// 32-bit conversion, so FPSR gets what x86 raises: IOC for NaN and
+    /// out of range (IE), else IXC when inexact (PE). High saturation
+    /// (0x7fffffff) is a valid result only below the first value that
+    /// converts to 2^31: from there on, and for NaN (unordered), the
+    /// indefinite (low saturation is the indefinite already).
+    fn to_i32(&mut self, from_f32: bool, round: bool) {
+        let limit: u64 = match (from_f32, round) {
+            (true, _) => 0x4f00_0000,                // 2^31
+            (false, false) => 0x41e0_0000_0000_0000, // 2^31
+            (false, true) => 0x41df_ffff_ffe0_0000,  // 2^31 - 0.5
+        };
+        self.mov64(T1, limit);
+        match (from_f32, round) {
+            (true, false) => a64!(self.ops; fcvtzs W(3), S(0); fmov S(VT0), W(T1); fcmp S(0), S(VT0)),
+            (true, true) => a64!(self.ops; fcvtns W(3), S(0); fmov S(VT0), W(T1); fcmp S(0), S(VT0)),
+            (false, false) => a64!(self.ops; fcvtzs W(3), D(0); fmov D(VT0), X(T1); fcmp D(0), D(VT0)),
+            (false, true) => a64!(self.ops; fcvtns W(3), D(0); fmov D(VT0), X(T1); fcmp D(0), D(VT0)),
+        }
+        a64!(self.ops
+            ; movz X(T0), #0x8000, lsl #16
+            ; csel X(3), X(T0), X(3), pl
+        );
     }
 
     /// `fcvt_to_sint.i32x4`: from f32x4 (four lanes) or f64x2 (two lanes,
@@ -324,24 +341,17 @@ impl Lowerer<'_> {
             );
             self.stq(VT2, v);
         } else {
-            if round {
-                a64!(self.ops; fcvtns V(2).D2, V(0).D2);
-            } else {
-                a64!(self.ops; fcvtzs V(2).D2, V(0).D2);
-            }
-            // Good lanes: not NaN and the 64-bit result survives the
-            // round trip through 32 bits.
+            // Lane by lane through the scalar 32-bit conversion, whose
+            // flags are x86's (a 64-bit one would miss IE for lanes out of
+            // the 32-bit range); `fmov` clears the upper lanes.
+            self.to_i32(false, round);
             a64!(self.ops
-                ; xtn V(VT0).S2, V(2).D2
-                ; sxtl V(VT1).D2, V(VT0).S2
-                ; cmeq V(VT1).D2, V(VT1).D2, V(2).D2
-                ; fcmeq V(VT2).D2, V(0).D2, V(0).D2
-                ; and V(VT1).B16, V(VT1).B16, V(VT2).B16
-                ; xtn V(VT1).S2, V(VT1).D2
-                ; movi V(VT2).S2, #0x80, lsl #24
-                ; bsl V(VT1).B8, V(VT0).B8, V(VT2).B8
+                ; fmov S(2), W(3)
+                ; mov V(0).D[0], V(0).D[1]
             );
-            self.stq(VT1, v);
+            self.to_i32(false, round);
+            a64!(self.ops; mov V(2).S[1], W(3));
+            self.stq(2, v);
         }
         true
     }
