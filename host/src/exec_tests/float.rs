@@ -28,13 +28,19 @@ fn lanes_of(ty: &str) -> &'static str {
 
 /// `OP.T` on the low lanes of xmm0 and xmm1; `op` carries its type and
 /// any condition (`fadd.f64`, `fcmp.f64 lt`).
-fn binary(op: &str, (a, b): (u128, u128)) -> u128 {
+fn binary(op: &str, inputs: (u128, u128)) -> u128 {
+    binary_then(op, inputs, "")
+}
+
+/// As [`binary`], with the instructions `then` after the op (the value
+/// of the last one is returned).
+fn binary_then(op: &str, (a, b): (u128, u128), then: &str) -> u128 {
     let lanes = lanes_of(op.split(['.', ' ']).nth(1).expect("op.type"));
     eval(
         &[("xmm0", a), ("xmm1", b)],
         &format!(
             "v0 = get xmm0\n v1 = get xmm1\n v2 = extract_lane.{lanes} v0, 0\n v3 = extract_lane.{lanes} v1, 0\n \
-             v4 = {op} v2, v3"
+             v4 = {op} v2, v3{then}"
         ),
     )
 }
@@ -375,15 +381,8 @@ fn vector_conversions() {
 /// MXCSR after `op` (`fdiv.f64`, `fcmp.f64 lt`...) on the low lanes of
 /// xmm0 and xmm1, from the default MXCSR: the op's exception flags (the
 /// JIT's come from FPSR, see `jit::lower::fpsr_flags`).
-fn mxcsr_after(op: &str, (a, b): (u128, u128)) -> u128 {
-    let lanes = lanes_of(op.split(['.', ' ']).nth(1).expect("op.type"));
-    eval(
-        &[("xmm0", a), ("xmm1", b)],
-        &format!(
-            "v0 = get xmm0\n v1 = get xmm1\n v2 = extract_lane.{lanes} v0, 0\n v3 = extract_lane.{lanes} v1, 0\n \
-             v4 = {op} v2, v3\n v5 = get mxcsr"
-        ),
-    )
+fn mxcsr_after(op: &str, inputs: (u128, u128)) -> u128 {
+    binary_then(op, inputs, "\n v5 = get mxcsr")
 }
 
 #[test]
