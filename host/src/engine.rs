@@ -1,6 +1,7 @@
 //! The executors behind one interface: the IR interpreter everywhere, and
 //! on aarch64 hosts the JIT, which falls back to the interpreter for any
-//! region it declines, and runs a region journaled for verify mode.
+//! region it declines and for every region while MXCSR is not the
+//! default, and runs a region journaled for verify mode.
 
 #[cfg(target_arch = "aarch64")]
 use std::collections::HashSet;
@@ -11,6 +12,11 @@ use crate::interp::{self, RegionExit};
 use crate::policy::{Backend, Policy};
 use crate::syscall::Process;
 use crate::verify::Run;
+
+/// MXCSR's control bits (masks, rounding, FTZ, DAZ), which translated
+/// code runs under only when they are `GuestState::MXCSR_DEFAULT`'s.
+#[cfg(target_arch = "aarch64")]
+const MXCSR_CONTROL: u32 = 0xffc0;
 
 /// How translated regions are executed.
 pub enum Engine {
@@ -64,6 +70,14 @@ impl Engine {
     ) -> Result<RegionExit, EngineError> {
         match self {
             Engine::Interp => Ok(interp::run_region(region, state, &mut process.mem)),
+            // Translated code runs under the default MXCSR only (its float
+            // ops round to nearest, never flush nor trap; see `Opcode::
+            // uses_mxcsr`): MXCSR changes only at an `exit fenv` or in the
+            // runtime (signal frames), both of which come back here.
+            #[cfg(target_arch = "aarch64")]
+            Engine::Jit { .. } if state.mxcsr & MXCSR_CONTROL != GuestState::MXCSR_DEFAULT => {
+                Ok(interp::run_region(region, state, &mut process.mem))
+            }
             #[cfg(target_arch = "aarch64")]
             Engine::Jit { jit, declined, lowering } => run_jit(jit, declined, lowering, region, state, process),
         }
@@ -121,6 +135,11 @@ fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState,
     use crate::machine::Machine;
     use aarchx_ir::Type;
 
+    if start.mxcsr & MXCSR_CONTROL != GuestState::MXCSR_DEFAULT {
+        // As in `Engine::execute`: translated code runs under the default
+        // MXCSR only.
+        return None;
+    }
     let journaled = CompileOptions { journal: true };
     let block = match jit.lookup_with(region.entry, journaled) {
         Some(b) => b,

@@ -7,7 +7,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::rc::Rc;
 
-use aarchx_ir::{ExitKind, Region};
+use aarchx_ir::{ExitKind, GuestState, Region};
 
 use crate::engine::{Engine, EngineError};
 use crate::interp::{self, RegionExit};
@@ -172,7 +172,10 @@ pub fn run(
     loop {
         process.deliver_signals(&mut state);
         let rip = state.rip;
-        let region = cache.get_or_translate(rip, Variant::Policy, &mut pipeline, &process.mem)?;
+        // While MXCSR unmasks an exception, regions run their reference
+        // translation (see `exact_float_traps`).
+        let variant = if exact_float_traps(&state) { Variant::Reference } else { Variant::Policy };
+        let region = cache.get_or_translate(rip, variant, &mut pipeline, &process.mem)?;
         tracing::trace!(target: "aarchx::exec", "{rip:#x}");
         // The state to replay a faulting region from: kept only while the
         // guest handles memory faults (a 576-byte copy per dispatch).
@@ -224,6 +227,19 @@ pub fn run(
             crate::signals::die_with(sig);
         }
     }
+}
+
+/// Whether MXCSR unmasks an SSE exception, so a float op may trap: the
+/// region then runs its reference translation (the lifter and the
+/// lowering passes), whose IR writes every
+/// instruction's registers before the next one starts, so the state a
+/// trapping op leaves (its own writes put back) is exact. The optimising
+/// passes may drop a register write that a later instruction overwrites,
+/// which is right only when no float op between them can trap. MXCSR
+/// changes only at an `exit fenv`, so it holds for the whole region.
+fn exact_float_traps(state: &GuestState) -> bool {
+    const MASKS: u32 = 0x1f80;
+    state.mxcsr & MASKS != MASKS
 }
 
 /// Prints verify mode's totals, when it is on, the passes' reports at exit

@@ -22,6 +22,10 @@
 //! compares (through other `or`s) whose outcomes one `fcmp` has, in
 //! either operand order, becomes that `fcmp` (`jbe`: CF or ZF is
 //! `fcmp nlt b, a`), and so does a `not` of one (`ja`: `fcmp lt b, a`).
+//! The new compare raises the exceptions of those it replaces: only
+//! compares that signal alike are combined (comisd's signal invalid on a
+//! quiet NaN, ucomisd's do not), and the condition is chosen among those
+//! that signal so (`nlt` after comisd, `nlt_q` after ucomisd).
 //!
 //! The flag computations are left in place for whoever still reads the
 //! flags; `dead-flags` and `dce` remove them when nothing does. Rewriting
@@ -139,13 +143,13 @@ const UN: u8 = 8;
 fn outcomes(cond: FloatCond) -> u8 {
     use FloatCond as C;
     match cond {
-        C::Eq => EQ,
-        C::Lt => LT,
-        C::Le => LT | EQ,
-        C::Uno => UN,
+        C::Eq | C::EqS => EQ,
+        C::Lt | C::LtQ => LT,
+        C::Le | C::LeQ => LT | EQ,
+        C::Uno | C::UnoS => UN,
         C::Une => LT | GT | UN,
-        C::Nlt => EQ | GT | UN,
-        C::Nle => GT | UN,
+        C::Nlt | C::NltQ => EQ | GT | UN,
+        C::Nle | C::NleQ => GT | UN,
         C::Ord => LT | EQ | GT,
     }
 }
@@ -155,30 +159,45 @@ fn swapped(set: u8) -> u8 {
     (set & (EQ | UN)) | ((set & LT) << 2) | ((set & GT) >> 2)
 }
 
-/// `(outcomes, ty, x, y)` when `d` is true exactly for those outcomes of
-/// comparing scalar floats `x` and `y`: an `fcmp`, or an `or` of such
-/// (of the same two values, in either order), at most `depth` deep.
-fn float_outcomes(region: &Region, d: &InstData, depth: u32) -> Option<(u8, Type, Value, Value)> {
+/// A set of outcomes of comparing two scalar floats `x` and `y` (of type
+/// `ty`), and whether the compares it comes from signal invalid on a
+/// quiet NaN (their exceptions: see `FloatCond`).
+struct Outcomes {
+    set: u8,
+    signals: bool,
+    ty: Type,
+    x: Value,
+    y: Value,
+}
+
+/// The outcomes `d` is true for: an `fcmp`, or an `or` of such (of the
+/// same two values, in either order, and the same exceptions), at most
+/// `depth` deep.
+fn float_outcomes(region: &Region, d: &InstData, depth: u32) -> Option<Outcomes> {
     match d.op {
-        Opcode::Fcmp if d.ty.is_float() => Some((outcomes(FloatCond::from_u16(d.aux)?), d.ty, d.arg(0), d.arg(1))),
+        Opcode::Fcmp if d.ty.is_float() => {
+            let cond = FloatCond::from_u16(d.aux)?;
+            Some(Outcomes { set: outcomes(cond), signals: cond.signals_on_qnan(), ty: d.ty, x: d.arg(0), y: d.arg(1) })
+        }
         Opcode::Or if d.ty == Type::I1 && depth > 0 => {
-            let (s1, ty, x, y) = float_outcomes(region, region.inst(d.arg(0)), depth - 1)?;
-            let (s2, ty2, x2, y2) = float_outcomes(region, region.inst(d.arg(1)), depth - 1)?;
-            let s2 = match (x2, y2) {
-                _ if ty2 != ty => return None,
-                (a, b) if (a, b) == (x, y) => s2,
-                (a, b) if (b, a) == (x, y) => swapped(s2),
+            let o1 = float_outcomes(region, region.inst(d.arg(0)), depth - 1)?;
+            let o2 = float_outcomes(region, region.inst(d.arg(1)), depth - 1)?;
+            let s2 = match (o2.x, o2.y) {
+                _ if o2.ty != o1.ty || o2.signals != o1.signals => return None,
+                (a, b) if (a, b) == (o1.x, o1.y) => o2.set,
+                (a, b) if (b, a) == (o1.x, o1.y) => swapped(o2.set),
                 _ => return None,
             };
-            Some((s1 | s2, ty, x, y))
+            Some(Outcomes { set: o1.set | s2, ..o1 })
         }
         _ => None,
     }
 }
 
-/// One `fcmp` true exactly for `set` of the outcomes of `x` against `y`.
-fn fcmp_for(set: u8, ty: Type, x: Value, y: Value) -> Option<InstData> {
-    let find = |s: u8| FloatCond::ALL.iter().copied().find(|c| outcomes(*c) == s);
+/// One `fcmp` true exactly for the outcomes `o`, with their exceptions.
+fn fcmp_for(o: Outcomes) -> Option<InstData> {
+    let Outcomes { set, signals, ty, x, y } = o;
+    let find = |s: u8| FloatCond::ALL.iter().copied().find(|c| outcomes(*c) == s && c.signals_on_qnan() == signals);
     let (cond, a, b) = match find(set) {
         Some(c) => (c, x, y),
         None => (find(swapped(set))?, y, x),
@@ -191,12 +210,11 @@ fn fuse(region: &Region, d: &InstData) -> Option<Fused> {
     // becomes one, the not its complement.
     let float = match d.op {
         Opcode::Or => float_outcomes(region, d, 3),
-        Opcode::Not if d.ty == Type::I1 => {
-            float_outcomes(region, region.inst(d.arg(0)), 3).map(|(s, ty, x, y)| (!s & (LT | EQ | GT | UN), ty, x, y))
-        }
+        Opcode::Not if d.ty == Type::I1 => float_outcomes(region, region.inst(d.arg(0)), 3)
+            .map(|o| Outcomes { set: !o.set & (LT | EQ | GT | UN), ..o }),
         _ => None,
     };
-    if let Some(new) = float.and_then(|(s, ty, x, y)| fcmp_for(s, ty, x, y)) {
+    if let Some(new) = float.and_then(fcmp_for) {
         return Some(Fused::Inst(new));
     }
     if d.op == Opcode::Icmp {

@@ -4,13 +4,15 @@
 //! Forwarding: a `get R` that follows a `set R, v` (or an earlier `get R`)
 //! on every path is replaced by `v` (and removed), within a block and into successors
 //! that have that block as their only predecessor. A `call` forgets the
-//! registers its helper writes.
+//! registers its helper writes, and an SSE float op MXCSR (it raises
+//! MXCSR's exception flags, see `Opcode::uses_mxcsr`).
 //!
 //! Dead sets: a `set R` of a GPR, XMM or special register is dropped when
 //! the same block sets `R` again before anything could observe the state:
 //! a read of `R`, a helper call, a memory access or atomic (which can
 //! fault, and a fault hands the state to a signal handler), or leaving the
-//! block. Flags are left to `dead-flags`, which knows their liveness
+//! block. (An SSE float op traps only while MXCSR unmasks an exception,
+//! and the dispatcher then runs the lifter's regions, unoptimised.) Flags are left to `dead-flags`, which knows their liveness
 //! across blocks.
 //!
 //! Invariant: the pass only replaces uses by values that dominate them and
@@ -71,6 +73,7 @@ fn forward(region: &mut Region) {
                         }
                     }
                 }
+                op if op.uses_mxcsr() => known[usize::from(Reg::MXCSR.0)] = None,
                 _ => {}
             }
         }

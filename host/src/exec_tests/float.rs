@@ -28,13 +28,19 @@ fn lanes_of(ty: &str) -> &'static str {
 
 /// `OP.T` on the low lanes of xmm0 and xmm1; `op` carries its type and
 /// any condition (`fadd.f64`, `fcmp.f64 lt`).
-fn binary(op: &str, (a, b): (u128, u128)) -> u128 {
+fn binary(op: &str, inputs: (u128, u128)) -> u128 {
+    binary_then(op, inputs, "")
+}
+
+/// As [`binary`], with the instructions `then` after the op (the value
+/// of the last one is returned).
+fn binary_then(op: &str, (a, b): (u128, u128), then: &str) -> u128 {
     let lanes = lanes_of(op.split(['.', ' ']).nth(1).expect("op.type"));
     eval(
         &[("xmm0", a), ("xmm1", b)],
         &format!(
             "v0 = get xmm0\n v1 = get xmm1\n v2 = extract_lane.{lanes} v0, 0\n v3 = extract_lane.{lanes} v1, 0\n \
-             v4 = {op} v2, v3"
+             v4 = {op} v2, v3{then}"
         ),
     )
 }
@@ -369,5 +375,39 @@ fn vector_conversions() {
     assert_eq!(
         vop("fconvert.f32x4", &[pack(64, [0x3ff8_0000_0000_0000, ONE])]),
         pack(32, [0x3fc0_0000, 0x3f80_0000, 0, 0])
+    );
+}
+
+/// MXCSR after `op` (`fdiv.f64`, `fcmp.f64 lt`...) on the low lanes of
+/// xmm0 and xmm1, from the default MXCSR: the op's exception flags (the
+/// JIT's come from FPSR, see `jit::lower::fpsr_flags`).
+fn mxcsr_after(op: &str, inputs: (u128, u128)) -> u128 {
+    binary_then(op, inputs, "\n v5 = get mxcsr")
+}
+
+#[test]
+fn exception_flags_reach_mxcsr() {
+    const THREE: u128 = 0x4008_0000_0000_0000;
+    const MAX: u128 = 0x7fef_ffff_ffff_ffff;
+    const MIN_NORMAL: u128 = 0x0010_0000_0000_0000;
+    table(
+        mxcsr_after,
+        &[
+            ("fadd.f64", (ONE, TWO), 0x1f80),
+            ("fdiv.f64", (ONE, THREE), 0x1fa0),
+            ("fdiv.f64", (ONE, 0), 0x1f84),
+            ("fdiv.f64", (0, 0), 0x1f81),
+            ("fmul.f64", (MAX, TWO), 0x1fa8),
+            ("fdiv.f64", (MIN_NORMAL, THREE), 0x1fb0),
+            ("fadd.f64", (SNAN_B, ONE), 0x1f81),
+            ("fadd.f64", (QNAN_A, ONE), 0x1f80),
+            // Signalling and quiet compares, minsd.
+            ("fcmp.f64 lt", (QNAN_A, ONE), 0x1f81),
+            ("fcmp.f64 nle_q", (QNAN_A, ONE), 0x1f80),
+            ("fcmp.f64 eq", (SNAN_B, ONE), 0x1f81),
+            ("fcmp.f64 eq_s", (QNAN_A, ONE), 0x1f81),
+            ("fmin.f64", (QNAN_A, ONE), 0x1f81),
+            ("fmax.f64", (ONE, TWO), 0x1f80),
+        ],
     );
 }

@@ -1,47 +1,109 @@
-//! Floating-point ops with x86 SSE semantics, independent of the host's NaN
-//! behaviour: arithmetic with x86 NaN propagation, minimum and maximum,
-//! comparison, and the float/integer and float/float conversions (scalar
-//! and vector forms). Rounding is to nearest even; MXCSR rounding control
-//! and exception flags are not modelled.
+//! Floating-point ops with x86 SSE semantics under MXCSR, independent of
+//! the host's FPU: arithmetic with x86 NaN propagation, minimum and
+//! maximum, comparison, and the float/integer and float/float conversions
+//! (scalar and vector forms), each rounded by MXCSR.RC, with DAZ, FTZ and
+//! the exception flags it raises, computed exactly in software.
 //!
-//! For non-NaN operands the host's IEEE operations give the exact x86
-//! result; every NaN produced is chosen here from the operands' bits.
+//! Finite arithmetic is `rustc_apfloat`'s IEEE single and double (correct
+//! rounding in every mode, with the IEEE status); the square root, the
+//! narrowing conversion and the conversions to integers are the x87
+//! unit's exact routines on the widened value (`crate::x87::arith`,
+//! `crate::x87::value`). Every NaN produced is chosen here from the
+//! operands' bits. Each lane's flags are gathered in an [`Env`], which
+//! decides at the op's end whether an unmasked exception traps.
 
 use core::cmp::Ordering;
-use core::ops::{Add, Div, Mul, Sub};
 
 use aarchx_ir::{FloatCond, Opcode, Type};
+use rustc_apfloat::ieee::{Double, Single};
+use rustc_apfloat::{Float, FloatConvert, Round, Status, StatusAnd};
 
 use super::lanes::{from_lanes, lane, mask, sext};
+use crate::x87::arith as x87_arith;
+use crate::x87::value::{self as x87_value, status_flags, Format, X};
 
-/// A host float the arithmetic is computed in, seen through its raw bits.
-trait Ieee: Copy + PartialOrd + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self> {
-    fn from_raw(raw: u128) -> Self;
-    fn raw(self) -> u128;
-    fn root(self) -> Self;
+/// MXCSR's exception flags (bits 0-5); the mask of each is 7 bits above.
+const IE: u32 = 0x01;
+const DE: u32 = 0x02;
+const ZE: u32 = 0x04;
+const UE: u32 = 0x10;
+const PE: u32 = 0x20;
+/// The exceptions detected before the operation: when one of them is
+/// unmasked, the instruction traps without looking at the result.
+const PRE: u32 = IE | DE | ZE;
+/// Denormal operands read as zero.
+const DAZ: u32 = 1 << 6;
+/// Tiny results flushed to zero (when underflow is masked).
+const FTZ: u32 = 1 << 15;
+
+/// The MXCSR an SSE op runs under and the flags its lanes raised.
+pub struct Env {
+    mxcsr: u32,
+    flags: u32,
 }
 
-impl Ieee for f32 {
-    fn from_raw(raw: u128) -> f32 {
-        f32::from_bits(raw as u32)
+impl Env {
+    pub fn new(mxcsr: u32) -> Env {
+        Env { mxcsr, flags: 0 }
     }
-    fn raw(self) -> u128 {
-        u128::from(self.to_bits())
-    }
-    fn root(self) -> f32 {
-        self.sqrt()
-    }
-}
 
-impl Ieee for f64 {
-    fn from_raw(raw: u128) -> f64 {
-        f64::from_bits(raw as u64)
+    /// The exceptions that are unmasked.
+    fn unmasked(&self) -> u32 {
+        !(self.mxcsr >> 7) & 0x3f
     }
-    fn raw(self) -> u128 {
-        u128::from(self.to_bits())
+
+    /// MXCSR.RC as an x87 control word's rounding field (the encodings
+    /// agree), with every x87 exception masked and precision `pc`.
+    fn fpcw(&self, pc: u16) -> u16 {
+        ((self.mxcsr >> 13 & 3) as u16) << 10 | pc << 8 | 0x3f
     }
-    fn root(self) -> f64 {
-        self.sqrt()
+
+    fn round(&self) -> Round {
+        x87_value::rounding(self.fpcw(3))
+    }
+
+    /// `raw` as the op reads it: zero of its sign when it is a denormal
+    /// and DAZ is set.
+    fn operand(&self, ty: Type, raw: u128) -> u128 {
+        if self.mxcsr & DAZ != 0 && is_denormal(ty, raw) {
+            raw & sign_bit(ty)
+        } else {
+            raw
+        }
+    }
+
+    /// A finite result and its flags after tininess: with underflow
+    /// unmasked a tiny result is an underflow even when exact; masked,
+    /// FTZ makes it a zero of its sign with UE and PE.
+    fn result(&self, ty: Type, raw: u128, flags: u32) -> (u128, u32) {
+        let tiny = flags & UE != 0 || is_denormal(ty, raw);
+        if !tiny {
+            (raw, flags)
+        } else if self.unmasked() & UE != 0 {
+            (raw, flags | UE)
+        } else if self.mxcsr & FTZ != 0 {
+            (raw & sign_bit(ty), flags | UE | PE)
+        } else {
+            (raw, flags)
+        }
+    }
+
+    /// Gathers one lane's flags, returning its value.
+    fn raise(&mut self, (value, flags): (u128, u32)) -> u128 {
+        self.flags |= flags;
+        value
+    }
+
+    /// Ends the op: ORs its flags into `mxcsr` and says whether it traps.
+    /// An unmasked exception detected before the operation (invalid,
+    /// denormal, divide by zero) traps with only those flags set; else
+    /// every flag is set and any unmasked one traps.
+    pub fn finish(self, mxcsr: &mut u32) -> bool {
+        let unmasked = self.unmasked();
+        let pre = self.flags & PRE;
+        let raised = if pre & unmasked != 0 { pre } else { self.flags };
+        *mxcsr |= raised;
+        raised & unmasked != 0
     }
 }
 
@@ -58,6 +120,10 @@ fn not_float(ty: Type) -> ! {
     panic!("{ty} is not a float type (the verifier should have refused this region)")
 }
 
+fn sign_bit(ty: Type) -> u128 {
+    1 << (ty.bits() - 1)
+}
+
 fn exponent_mask(ty: Type) -> u128 {
     mask(ty.bits() - 1) & !mask(mantissa_bits(ty))
 }
@@ -70,157 +136,253 @@ fn is_nan(ty: Type, raw: u128) -> bool {
     raw & exponent_mask(ty) == exponent_mask(ty) && raw & mask(mantissa_bits(ty)) != 0
 }
 
+fn is_snan(ty: Type, raw: u128) -> bool {
+    is_nan(ty, raw) && raw & quiet_bit(ty) == 0
+}
+
+fn is_denormal(ty: Type, raw: u128) -> bool {
+    raw & exponent_mask(ty) == 0 && raw & mask(mantissa_bits(ty)) != 0
+}
+
+/// DE for operands of which one is a denormal.
+fn denormal_flag(ty: Type, operands: &[u128]) -> u32 {
+    if operands.iter().any(|&x| is_denormal(ty, x)) {
+        DE
+    } else {
+        0
+    }
+}
+
 /// The x86 default NaN ("QNaN floating-point indefinite"): sign set,
 /// exponent all ones, only the quiet bit of the significand.
 fn default_nan(ty: Type) -> u128 {
     mask(ty.bits()) & !mask(mantissa_bits(ty) - 1)
 }
 
-/// The ordering of two floats of type `ty`; `None` when either is NaN.
+/// The ordering of two non-NaN floats of type `ty`; `None` when either is NaN.
 fn order(ty: Type, a: u128, b: u128) -> Option<Ordering> {
     match ty {
-        Type::F32 => f32::from_raw(a).partial_cmp(&f32::from_raw(b)),
-        Type::F64 => f64::from_raw(a).partial_cmp(&f64::from_raw(b)),
+        Type::F32 => Single::from_bits(a).partial_cmp(&Single::from_bits(b)),
+        Type::F64 => Double::from_bits(a).partial_cmp(&Double::from_bits(b)),
         _ => not_float(ty),
     }
 }
 
-/// The host's result of `op` (`b` unused by `fsqrt`), NaNs not yet fixed.
-fn compute<F: Ieee>(op: Opcode, a: u128, b: u128) -> u128 {
-    let (x, y) = (F::from_raw(a), F::from_raw(b));
-    match op {
-        Opcode::Fadd => x + y,
-        Opcode::Fsub => x - y,
-        Opcode::Fmul => x * y,
-        Opcode::Fdiv => x / y,
-        Opcode::Fsqrt => x.root(),
-        _ => unreachable!("{op} is not a float arithmetic op"),
-    }
-    .raw()
+/// The SSE rule for an op with NaN operands: the first NaN, quieted; IE
+/// when either is signalling. `None` when neither is a NaN.
+fn nan_operands(ty: Type, operands: &[u128]) -> Option<(u128, u32)> {
+    let first = operands.iter().copied().find(|&x| is_nan(ty, x))?;
+    let ie = if operands.iter().any(|&x| is_snan(ty, x)) { IE } else { 0 };
+    Some((first | quiet_bit(ty), ie))
 }
 
-/// `fadd fsub fmul fdiv fsqrt fmin fmax` on floats of type `ty`; `fsqrt`
-/// ignores `b` (pass 0, which is no NaN).
-pub fn arith(op: Opcode, ty: Type, a: u128, b: u128) -> u128 {
-    match op {
-        Opcode::Fmin if order(ty, a, b) == Some(Ordering::Less) => a,
-        Opcode::Fmax if order(ty, a, b) == Some(Ordering::Greater) => a,
-        Opcode::Fmin | Opcode::Fmax => b,
-        _ => {
-            let r = match ty {
-                Type::F32 => compute::<f32>(op, a, b),
-                Type::F64 => compute::<f64>(op, a, b),
-                _ => not_float(ty),
-            };
-            if !is_nan(ty, r) {
-                r
-            } else if is_nan(ty, a) {
-                a | quiet_bit(ty)
-            } else if is_nan(ty, b) {
-                b | quiet_bit(ty)
-            } else {
-                default_nan(ty)
-            }
+/// `op` on finite or infinite `a` and `b` in the IEEE type `T`, rounded
+/// by `round`, with its flags (no DE: the caller adds it).
+fn ieee<T: Float + FloatConvert<X>>(op: Opcode, a: u128, b: u128, round: Round) -> (u128, u32) {
+    let (x, y) = (T::from_bits(a), T::from_bits(b));
+    let run = |x: T, y: T, round: Round| match op {
+        Opcode::Fadd => x.add_r(y, round),
+        Opcode::Fsub => x.sub_r(y, round),
+        Opcode::Fmul => x.mul_r(y, round),
+        Opcode::Fdiv => x.div_r(y, round),
+        _ => unreachable!("{op} is not a two-operand float op"),
+    };
+    let r: StatusAnd<T> = run(x, y, round);
+    let mut flags = u32::from(status_flags(r.status));
+    // apfloat reports an overflow that rounds to the largest finite value
+    // as inexact only: the exact result, truncated in the wider format,
+    // says whether it is beyond the type's largest binade.
+    if r.status == Status::INEXACT && r.value.abs().to_bits() == T::largest().to_bits() {
+        let wide = |v: T| -> X { v.convert_r(Round::NearestTiesToEven, &mut false).value };
+        let exact = match op {
+            Opcode::Fadd => wide(x).add_r(wide(y), Round::TowardZero),
+            Opcode::Fsub => wide(x).sub_r(wide(y), Round::TowardZero),
+            Opcode::Fmul => wide(x).mul_r(wide(y), Round::TowardZero),
+            _ => wide(x).div_r(wide(y), Round::TowardZero),
+        };
+        if exact.value.ilogb() > T::largest().ilogb() {
+            flags |= u32::from(x87_value::OE);
         }
     }
+    if flags & IE != 0 {
+        return (0, IE);
+    }
+    (r.value.to_bits(), flags)
 }
 
-/// `a COND b` for floats of type `ty` (the SSE compare predicates).
-pub fn compare(cond: FloatCond, ty: Type, a: u128, b: u128) -> bool {
+/// One lane of `fadd fsub fmul fdiv fsqrt` (`fsqrt` ignores `b`).
+fn arith_lane(env: &Env, op: Opcode, ty: Type, a: u128, b: u128) -> (u128, u32) {
+    let (a, b) = (env.operand(ty, a), env.operand(ty, b));
+    let operands: &[u128] = if op == Opcode::Fsqrt { &[a] } else { &[a, b] };
+    if let Some(n) = nan_operands(ty, operands) {
+        return n;
+    }
+    let (r, flags) = match op {
+        Opcode::Fsqrt => return sqrt_lane(env, ty, a),
+        _ if ty == Type::F32 => ieee::<Single>(op, a, b, env.round()),
+        _ if ty == Type::F64 => ieee::<Double>(op, a, b, env.round()),
+        _ => not_float(ty),
+    };
+    if flags & IE != 0 {
+        return (default_nan(ty), IE);
+    }
+    // Divide by zero takes precedence over a denormal dividend.
+    if flags & ZE != 0 {
+        return (r, ZE);
+    }
+    env.result(ty, r, flags | denormal_flag(ty, operands))
+}
+
+/// sqrtss/sqrtsd of a non-NaN `a`: the x87's exact square root at the
+/// type's precision (the root of a float is never tiny, nor too large).
+fn sqrt_lane(env: &Env, ty: Type, a: u128) -> (u128, u32) {
+    let negative = a & sign_bit(ty) != 0;
+    if a & !sign_bit(ty) == 0 || (!negative && a & !sign_bit(ty) == exponent_mask(ty)) {
+        return (a, 0);
+    }
+    if negative {
+        return (default_nan(ty), IE);
+    }
+    let (format, pc) = if ty == Type::F32 { (Format::F32, 0) } else { (Format::F64, 2) };
+    let root = x87_arith::sqrt(x87_value::widen(a as u64, format).value, env.fpcw(pc));
+    let narrow = x87_value::narrow(root.value, format, env.fpcw(3));
+    (u128::from(narrow.value), u32::from(root.flags) | denormal_flag(ty, &[a]))
+}
+
+/// `fadd fsub fmul fdiv fsqrt fmin fmax` on one lane of type `ty`;
+/// `fsqrt` ignores `b` (pass 0, which is no NaN).
+pub fn arith(env: &mut Env, op: Opcode, ty: Type, a: u128, b: u128) -> u128 {
+    let r = match op {
+        Opcode::Fmin | Opcode::Fmax => min_max_lane(env, op, ty, a, b),
+        _ => arith_lane(env, op, ty, a, b),
+    };
+    env.raise(r)
+}
+
+/// minss/maxss: `a` when it is less (greater) than `b`, else `b`; any
+/// NaN operand is invalid.
+fn min_max_lane(env: &Env, op: Opcode, ty: Type, a: u128, b: u128) -> (u128, u32) {
+    let (a, b) = (env.operand(ty, a), env.operand(ty, b));
+    if is_nan(ty, a) || is_nan(ty, b) {
+        return (b, IE);
+    }
+    let wanted = if op == Opcode::Fmin { Ordering::Less } else { Ordering::Greater };
+    let r = if order(ty, a, b) == Some(wanted) { a } else { b };
+    (r, denormal_flag(ty, &[a, b]))
+}
+
+/// `a COND b` for one lane of type `ty` (the SSE compare predicates).
+pub fn compare(env: &mut Env, cond: FloatCond, ty: Type, a: u128, b: u128) -> bool {
+    use FloatCond as C;
+    let (a, b) = (env.operand(ty, a), env.operand(ty, b));
+    let signalling = cond.signals_on_qnan();
+    let flags = match (is_snan(ty, a) || is_snan(ty, b), is_nan(ty, a) || is_nan(ty, b)) {
+        (true, _) => IE,
+        (false, true) if signalling => IE,
+        (false, true) => 0,
+        (false, false) => denormal_flag(ty, &[a, b]),
+    };
+    env.raise((0, flags));
     let o = order(ty, a, b);
     let less_or_equal = matches!(o, Some(Ordering::Less | Ordering::Equal));
     match cond {
-        FloatCond::Eq => o == Some(Ordering::Equal),
-        FloatCond::Lt => o == Some(Ordering::Less),
-        FloatCond::Le => less_or_equal,
-        FloatCond::Uno => o.is_none(),
-        FloatCond::Une => o != Some(Ordering::Equal),
-        FloatCond::Nlt => o != Some(Ordering::Less),
-        FloatCond::Nle => !less_or_equal,
-        FloatCond::Ord => o.is_some(),
+        C::Eq | C::EqS => o == Some(Ordering::Equal),
+        C::Lt | C::LtQ => o == Some(Ordering::Less),
+        C::Le | C::LeQ => less_or_equal,
+        C::Uno | C::UnoS => o.is_none(),
+        C::Une => o != Some(Ordering::Equal),
+        C::Nlt | C::NltQ => o != Some(Ordering::Less),
+        C::Nle | C::NleQ => !less_or_equal,
+        C::Ord => o.is_some(),
     }
 }
 
-/// A float of type `ty` widened exactly to an f64 (a NaN stays a NaN, its
-/// payload unspecified).
-fn to_f64(ty: Type, raw: u128) -> f64 {
+/// The x87 memory format of the float type `ty`.
+fn format(ty: Type) -> Format {
     match ty {
-        Type::F32 => f64::from(f32::from_raw(raw)),
-        Type::F64 => f64::from_raw(raw),
+        Type::F32 => Format::F32,
+        Type::F64 => Format::F64,
         _ => not_float(ty),
     }
 }
 
 /// `fcvt_to_sint.T a, imm`: `ty` is i32, i64 or i32x4 and `operand` the
-/// type of `a`. imm bit 0 rounds to nearest even instead of truncating;
-/// for i32x4, imm bit 1 says the source is f64x2 (two results, upper
-/// lanes zero), else f32x4.
-pub fn to_sint(ty: Type, operand: Type, a: u128, imm: u16) -> u128 {
+/// type of `a`. imm bit 0 rounds by MXCSR.RC instead of truncating; for
+/// i32x4, imm bit 1 says the source is f64x2 (two results, upper lanes
+/// zero), else f32x4.
+pub fn to_sint(env: &mut Env, ty: Type, operand: Type, a: u128, imm: u16) -> u128 {
     let (src, count) = match (ty.is_vector(), imm & 2 != 0) {
         (true, true) => (Type::F64, 2),
         (true, false) => (Type::F32, 4),
         (false, _) => (operand.lane_type(), 1),
     };
     let bits = ty.lane_bits();
-    let round = imm & 1 != 0;
-    from_lanes(bits, (0..count).map(|i| float_to_int(src, lane(a, src.bits(), i), round, bits)))
-}
-
-/// One float of type `src` to a signed integer of `bits` (32 or 64) bits;
-/// NaN and out-of-range give the integer indefinite, the minimum value.
-fn float_to_int(src: Type, raw: u128, round: bool, bits: u32) -> u128 {
-    let x = to_f64(src, raw);
-    let r = if round { x.round_ties_even() } else { x.trunc() };
-    let limit = (1u64 << (bits - 1)) as f64;
-    if (-limit..limit).contains(&r) {
-        r as i64 as u128
-    } else {
-        1 << (bits - 1)
-    }
+    let round = if imm & 1 != 0 { env.round() } else { Round::TowardZero };
+    let lanes: Vec<u128> = (0..count)
+        .map(|i| {
+            let x = env.operand(src, lane(a, src.bits(), i));
+            let r = x87_value::to_int(x87_value::widen(x as u64, format(src)).value, bits, round);
+            env.raise((u128::from(r.value), u32::from(r.flags)))
+        })
+        .collect();
+    from_lanes(bits, lanes)
 }
 
 /// `sint_to_f.T a`: scalar, the signed integer `a` of type `operand` to
 /// the float `ty`; vector, i32 lanes 0.. of `a` to the float lanes of `ty`
-/// (f64x2: lanes 0 and 1, f32x4: all four).
-pub fn from_sint(ty: Type, operand: Type, a: u128) -> u128 {
+/// (f64x2: lanes 0 and 1, f32x4: all four). Rounded by MXCSR.RC.
+pub fn from_sint(env: &mut Env, ty: Type, operand: Type, a: u128) -> u128 {
     let (src_bits, count) = if ty.is_vector() { (32, ty.lanes()) } else { (operand.bits(), 1) };
     let dst = ty.lane_type();
-    from_lanes(dst.bits(), (0..count).map(|i| int_to_float(dst, sext(lane(a, src_bits, i), src_bits) as i64)))
+    let round = env.round();
+    let lanes: Vec<u128> = (0..count)
+        .map(|i| {
+            let x = i128::from(sext(lane(a, src_bits, i), src_bits) as i64);
+            let r = match dst {
+                Type::F32 => with_flags(Single::from_i128_r(x, round)),
+                Type::F64 => with_flags(Double::from_i128_r(x, round)),
+                _ => not_float(dst),
+            };
+            env.raise(r)
+        })
+        .collect();
+    from_lanes(dst.bits(), lanes)
 }
 
-/// A signed integer to the float type `dst`, rounded to nearest even.
-fn int_to_float(dst: Type, x: i64) -> u128 {
-    match dst {
-        Type::F32 => (x as f32).raw(),
-        Type::F64 => (x as f64).raw(),
-        _ => not_float(dst),
-    }
+fn with_flags<T: Float>(r: StatusAnd<T>) -> (u128, u32) {
+    (r.value.to_bits(), u32::from(status_flags(r.status)))
 }
 
 /// `fconvert.T a`: f32 <-> f64 to the float lanes of `ty`. Scalar, one
 /// value; vector, lanes 0 and 1 of the other float shape (f64x2: cvtps2pd;
 /// f32x4: cvtpd2ps, upper lanes zero).
-pub fn convert(ty: Type, a: u128) -> u128 {
+pub fn convert(env: &mut Env, ty: Type, a: u128) -> u128 {
     let dst = ty.lane_type();
     let src = if dst == Type::F64 { Type::F32 } else { Type::F64 };
     let count = if ty.is_vector() { 2 } else { 1 };
-    from_lanes(dst.bits(), (0..count).map(|i| convert_one(src, dst, lane(a, src.bits(), i))))
+    let lanes: Vec<u128> = (0..count)
+        .map(|i| {
+            let r = convert_one(env, src, dst, lane(a, src.bits(), i));
+            env.raise(r)
+        })
+        .collect();
+    from_lanes(dst.bits(), lanes)
 }
 
 /// One float from `src` to `dst`. A NaN keeps its sign and the top of its
-/// payload, and is quieted.
-fn convert_one(src: Type, dst: Type, raw: u128) -> u128 {
-    if !is_nan(src, raw) {
-        let x = to_f64(src, raw);
-        return match dst {
-            Type::F32 => (x as f32).raw(),
-            Type::F64 => x.raw(),
-            _ => not_float(dst),
-        };
+/// payload, and is quieted (IE when it was signalling).
+fn convert_one(env: &Env, src: Type, dst: Type, raw: u128) -> (u128, u32) {
+    let raw = env.operand(src, raw);
+    if is_nan(src, raw) {
+        let (from, to) = (mantissa_bits(src), mantissa_bits(dst));
+        let payload = raw & mask(from);
+        let payload = if to > from { payload << (to - from) } else { payload >> (from - to) };
+        let sign = (raw >> (src.bits() - 1)) << (dst.bits() - 1);
+        let ie = if is_snan(src, raw) { IE } else { 0 };
+        return (sign | exponent_mask(dst) | quiet_bit(dst) | payload, ie);
     }
-    let (from, to) = (mantissa_bits(src), mantissa_bits(dst));
-    let payload = raw & mask(from);
-    let payload = if to > from { payload << (to - from) } else { payload >> (from - to) };
-    let sign = (raw >> (src.bits() - 1)) << (dst.bits() - 1);
-    sign | exponent_mask(dst) | quiet_bit(dst) | payload
+    let de = denormal_flag(src, &[raw]);
+    let wide = x87_value::widen(raw as u64, format(src)).value;
+    let r = x87_value::narrow(wide, format(dst), env.fpcw(3));
+    env.result(dst, u128::from(r.value), u32::from(r.flags) | de)
 }

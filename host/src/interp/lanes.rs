@@ -19,13 +19,13 @@ pub fn from_lanes(bits: u32, lanes: impl IntoIterator<Item = u128>) -> u128 {
 }
 
 /// `f(lane_bits, lane)` applied to every lane of `a` (shape `ty`).
-pub fn map(ty: Type, a: u128, f: impl Fn(u32, u128) -> u128) -> u128 {
+pub fn map(ty: Type, a: u128, mut f: impl FnMut(u32, u128) -> u128) -> u128 {
     let bits = ty.lane_bits();
     from_lanes(bits, (0..ty.lanes()).map(|i| f(bits, lane(a, bits, i))))
 }
 
 /// `f(lane_bits, a_lane, b_lane)` applied to every pair of lanes of `a` and `b` (shape `ty`).
-pub fn zip(ty: Type, a: u128, b: u128, f: impl Fn(u32, u128, u128) -> u128) -> u128 {
+pub fn zip(ty: Type, a: u128, b: u128, mut f: impl FnMut(u32, u128, u128) -> u128) -> u128 {
     let bits = ty.lane_bits();
     from_lanes(bits, (0..ty.lanes()).map(|i| f(bits, lane(a, bits, i), lane(b, bits, i))))
 }

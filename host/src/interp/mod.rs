@@ -87,13 +87,18 @@ fn run_blocks<M: Machine>(
                 Opcode::Set => undo.push((d.reg(), state.get(d.reg()))),
                 _ => {}
             }
-            let result = eval(region, d, state, machine, values);
+            let mut env = float::Env::new(state.mxcsr);
+            let result = eval(region, d, state, machine, values, &mut env);
+            // An unmasked SSE exception: the instruction writes nothing,
+            // its flags stay in MXCSR.
+            if d.op.uses_mxcsr() && env.finish(&mut state.mxcsr) {
+                put_back(state, undo);
+                return RegionExit::Trap { kind: TrapKind::SimdFp };
+            }
             // Helpers (x87) access guest memory through the machine too.
             if matches!(d.op, Opcode::Load | Opcode::Store | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Call) {
                 if let Some(fault) = probe::take_fault() {
-                    for &(reg, old) in undo.iter().rev() {
-                        state.set(reg, old);
-                    }
+                    put_back(state, undo);
                     return RegionExit::Fault { fault, from_jit: false };
                 }
             }
@@ -124,9 +129,23 @@ fn int_op(result: Option<u128>) -> u128 {
     result.expect("an op the integer evaluator computes")
 }
 
+/// Puts back the registers the current guest instruction has set.
+fn put_back(state: &mut GuestState, undo: &[(Reg, u128)]) {
+    for &(reg, old) in undo.iter().rev() {
+        state.set(reg, old);
+    }
+}
+
 /// The result of one non-terminator instruction (0 for those that define
-/// no value), before masking to its type.
-fn eval<M: Machine>(region: &Region, d: &InstData, state: &mut GuestState, machine: &mut M, values: &[u128]) -> u128 {
+/// no value), before masking to its type. SSE float ops run under `env`.
+fn eval<M: Machine>(
+    region: &Region,
+    d: &InstData,
+    state: &mut GuestState,
+    machine: &mut M,
+    values: &[u128],
+    env: &mut float::Env,
+) -> u128 {
     let ty = d.ty;
     let arg = |i: usize| values[d.arg(i).index()];
     let arg_type = |i: usize| region.value_type(d.arg(i));
@@ -220,16 +239,16 @@ fn eval<M: Machine>(region: &Region, d: &InstData, state: &mut GuestState, machi
         Opcode::SumAbsDiff => vector::sum_abs_diff(ty, arg(0), arg(1)),
         Opcode::MulEvenU => vector::mul_even_u(ty, arg(0), arg(1)),
         Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv | Opcode::Fmin | Opcode::Fmax => {
-            lanes::zip(ty, arg(0), arg(1), |_, a, b| float::arith(d.op, float_lane, a, b))
+            lanes::zip(ty, arg(0), arg(1), |_, a, b| float::arith(env, d.op, float_lane, a, b))
         }
-        Opcode::Fsqrt => lanes::map(ty, arg(0), |_, a| float::arith(d.op, float_lane, a, 0)),
+        Opcode::Fsqrt => lanes::map(ty, arg(0), |_, a| float::arith(env, d.op, float_lane, a, 0)),
         Opcode::Fcmp => {
             let cond = FloatCond::from_u16(d.aux).expect("valid condition");
-            lanes::zip(ty, arg(0), arg(1), |_, a, b| lanes::truth(ty, float::compare(cond, float_lane, a, b)))
+            lanes::zip(ty, arg(0), arg(1), |_, a, b| lanes::truth(ty, float::compare(env, cond, float_lane, a, b)))
         }
-        Opcode::FcvtToSint => float::to_sint(ty, arg_type(0), arg(0), d.aux),
-        Opcode::SintToF => float::from_sint(ty, arg_type(0), arg(0)),
-        Opcode::Fconvert => float::convert(ty, arg(0)),
+        Opcode::FcvtToSint => float::to_sint(env, ty, arg_type(0), arg(0), d.aux),
+        Opcode::SintToF => float::from_sint(env, ty, arg_type(0), arg(0)),
+        Opcode::Fconvert => float::convert(env, ty, arg(0)),
         Opcode::Call => {
             machine.helper(Helper::from_u16(d.aux).expect("valid helper"), state);
             0

@@ -6,11 +6,13 @@
 //! blocks' value slots, records the stack pointer in the context's
 //! `entry_sp` (where a guest fault re-enters the exit sequence), pins
 //! `state` in x28 and `ctx` in x27, loads the chain budget into x26 and
-//! the pinned guest registers from the state, and branches to `code`.
+//! the pinned guest registers from the state, clears FPSR's cumulative
+//! float flags, and branches to `code`.
 //! Translated blocks never return with `ret`: each one ends by branching
 //! to the trampoline's exit sequence with its exit code in x0 and the
 //! stack pointer back where the block found it; the exit sequence stores
-//! the pinned guest registers back into the state, restores the
+//! the pinned guest registers back into the state, ORs the float flags
+//! FPSR gathered into its MXCSR (see `lower::fpsr_flags`), restores the
 //! registers and returns to Rust. A guest fault enters the exit sequence
 //! past the stores (the fault exit): the pinned registers may hold
 //! anything by then, and the dispatcher restores the state it saved.
@@ -24,6 +26,7 @@ use aarchx_ir::GuestState;
 
 use super::cache::CodeCache;
 use super::context::{JitContext, OFF_BUDGET, OFF_ENTRY_SP};
+use super::lower::{fpsr_flags, FPSR, OFF_MXCSR};
 use super::regs::{PINNED, SPILL_AREA, STATE_REG};
 
 type EnterFn = unsafe extern "C" fn(*mut GuestState, *mut JitContext, usize) -> u64;
@@ -70,12 +73,21 @@ impl Trampoline {
             let off = GuestState::offset_of(reg) as u32;
             dynasm!(ops; .arch aarch64; ldr X(host), [X(STATE_REG), #off]);
         }
-        dynasm!(ops; .arch aarch64; br x2);
+        // Translated code's float flags start from none (see `fpsr_flags`).
+        dynasm!(ops; .arch aarch64; msr #FPSR, xzr; br x2);
         let exit = ops.offset().0;
         for (reg, host) in PINNED {
             let off = GuestState::offset_of(reg) as u32;
             dynasm!(ops; .arch aarch64; str X(host), [X(STATE_REG), #off]);
         }
+        // The flags translated code raised into the state's MXCSR.
+        fpsr_flags(&mut ops, 9, 10);
+        dynasm!(ops
+            ; .arch aarch64
+            ; ldr w10, [X(STATE_REG), #OFF_MXCSR]
+            ; orr w10, w10, w9
+            ; str w10, [X(STATE_REG), #OFF_MXCSR]
+        );
         let fault_exit = ops.offset().0;
         dynasm!(ops
             ; .arch aarch64

@@ -6,7 +6,7 @@
 
 use std::rc::Rc;
 
-use aarchx_ir::{GuestState, Region, TrapKind};
+use aarchx_ir::{ExitKind, GuestState, Region, TrapKind};
 use aarchx_pass::{GuestCode, MemoryModel, Options, PassContext, TranslationConfig};
 
 use crate::interp::{self, RegionExit};
@@ -17,8 +17,8 @@ const FXSAVE: [u8; 6] = [0x48, 0x0f, 0xae, 0x07, 0x0f, 0x0b];
 /// `fxrstor64 [rdi]; ud2`.
 const FXRSTOR: [u8; 6] = [0x48, 0x0f, 0xae, 0x0f, 0x0f, 0x0b];
 const RDI: usize = 7;
-/// Where the `ud2` after either instruction is: a trap there means the
-/// instruction completed.
+/// Where the `ud2` after either instruction is: a trap there (or, after
+/// fxrstor, an `exit fenv` to it) means the instruction completed.
 const UD2_AT: u64 = 4;
 
 /// Instruction bytes at address 0, as guest code for the lifter.
@@ -57,6 +57,8 @@ fn run(region: &Region, state: &GuestState, mem: &mut GuestMemory, area: u64) ->
     s.gpr[RDI] = area;
     match interp::run_region(region, &mut s, mem) {
         RegionExit::Trap { kind: TrapKind::Ill } if s.rip == UD2_AT => Some(s),
+        // fxrstor ends its region after writing MXCSR.
+        RegionExit::Jump { kind: ExitKind::Fenv } if s.rip == UD2_AT => Some(s),
         _ => None,
     }
 }

@@ -66,6 +66,11 @@ const MINSIGSTKSZ: u64 = 2048;
 const SI_KERNEL: i32 = 0x80;
 const ILL_ILLOPN: i32 = 2;
 const FPE_INTDIV: i32 = 1;
+const FPE_FLTDIV: i32 = 3;
+const FPE_FLTOVF: i32 = 4;
+const FPE_FLTUND: i32 = 5;
+const FPE_FLTRES: i32 = 6;
+const FPE_FLTINV: i32 = 7;
 const SEGV_MAPERR: i32 = 1;
 /// x86 exception vectors, for `sigcontext.trapno`.
 const TRAP_DE: u64 = 0;
@@ -73,6 +78,8 @@ const TRAP_BP: u64 = 3;
 const TRAP_UD: u64 = 6;
 const TRAP_GP: u64 = 13;
 const TRAP_PF: u64 = 14;
+const TRAP_MF: u64 = 16;
+const TRAP_XF: u64 = 19;
 
 const RAX: usize = 0;
 const RDX: usize = 2;
@@ -428,6 +435,27 @@ impl Signals {
     }
 }
 
+/// The si_code of a floating-point exception, as the kernel's
+/// `fpu__exception_code` derives it from `err`, the exception flags set
+/// whose exception is unmasked (x87: status word and not control word;
+/// SSE: MXCSR's flags and not its masks): invalid first, then divide by
+/// zero, overflow, underflow or denormal, precision.
+fn fp_code(err: u32) -> i32 {
+    if err & 0x01 != 0 {
+        FPE_FLTINV
+    } else if err & 0x04 != 0 {
+        FPE_FLTDIV
+    } else if err & 0x08 != 0 {
+        FPE_FLTOVF
+    } else if err & 0x12 != 0 {
+        FPE_FLTUND
+    } else if err & 0x20 != 0 {
+        FPE_FLTRES
+    } else {
+        0
+    }
+}
+
 /// The siginfo of a fault: signal, code, address.
 fn fault_info(sig: i32, code: i32, addr: u64) -> Siginfo {
     let mut info = Siginfo { signo: sig, code, ..Siginfo::default() };
@@ -509,6 +537,8 @@ impl Process {
             }
             TrapKind::Privileged => (libc::SIGSEGV, SI_KERNEL, 0, TRAP_GP),
             TrapKind::FetchFault => (libc::SIGSEGV, SEGV_MAPERR, rip, TRAP_PF),
+            TrapKind::SimdFp => (libc::SIGFPE, fp_code(!(state.mxcsr >> 7) & state.mxcsr), rip, TRAP_XF),
+            TrapKind::X87Fp => (libc::SIGFPE, fp_code(u32::from(state.fpsw & !state.fpcw)), rip, TRAP_MF),
         };
         tracing::debug!(rip = format_args!("{rip:#x}"), "guest fault {kind}: signal {sig}");
         let cr2 = if trapno == TRAP_PF { addr } else { 0 };
@@ -595,6 +625,13 @@ impl Process {
         state.gpr[RDX] = place.frame + std::mem::offset_of!(RtSigframe, uc) as u64;
         state.gpr[RAX] = 0;
         state.flags[DF] = 0;
+        // The handler starts with the FPU's initial control and status, as
+        // the kernel's `fpu__clear_user_states` gives it (the frame keeps
+        // the interrupted ones).
+        state.mxcsr = GuestState::MXCSR_DEFAULT;
+        state.fpcw = GuestState::FPCW_DEFAULT;
+        state.fpsw = 0;
+        state.fptag = 0;
         state.rip = handler;
         if alt && self.signals.altstack[1] & SS_AUTODISARM != 0 {
             self.signals.altstack = [0, SS_DISABLE, 0];

@@ -5,15 +5,20 @@
 //! read and written through the executor's [`Machine`], so a bad address
 //! faults exactly as the interpreter's own loads do.
 //!
-//! Exceptions are always masked (the lifter refuses control words that
-//! unmask one, or that select the reserved precision): an invalid
+//! Every operation gives the masked response (the lifter refuses only
+//! control words that select the reserved precision): an invalid
 //! operation gives the indefinite NaN, a stack overflow or underflow sets
-//! IE and SF, and the flags accumulate in the status word. The control
-//! word's rounding mode and precision (24, 53, 64 bits) are honoured.
+//! IE and SF, and the flags accumulate in the status word. A flag whose
+//! exception the control word unmasks sets ES and B (the error summary):
+//! the lifter raises SIGFPE at the next waiting x87 instruction, as the
+//! CPU does, but the faulting operation's result is the masked one (the
+//! CPU leaves the destination alone for IE, ZE and DE, and biases the
+//! exponent for OE and UE). The control word's rounding mode and
+//! precision (24, 53, 64 bits) are honoured.
 
-mod arith;
+pub(crate) mod arith;
 mod image;
-mod value;
+pub(crate) mod value;
 
 use std::cmp::Ordering;
 
@@ -26,6 +31,9 @@ use value::{Format, Res, F80, IE, INDEFINITE, SIGN};
 
 /// Status word bits.
 const SF: u16 = 0x40;
+/// The error summary and its copy B: set while a flag's exception is unmasked.
+const ES: u16 = 0x80;
+const B: u16 = 0x8000;
 const C0: u16 = 0x100;
 const C1: u16 = 0x200;
 const C2: u16 = 0x400;
@@ -129,8 +137,11 @@ impl Fpu<'_> {
         }
     }
 
+    /// Writes the flags and C1 to the status word, and the error summary.
     fn finish(&mut self) {
-        self.s.fpsw = self.s.fpsw & !C1 | self.flags | if self.c1 { C1 } else { 0 };
+        let sw = self.s.fpsw & !C1 | self.flags | if self.c1 { C1 } else { 0 };
+        let pending = sw & !self.s.fpcw & 0x3f != 0;
+        self.s.fpsw = sw & !(ES | B) | if pending { ES | B } else { 0 };
     }
 
     fn addr(&self) -> u64 {
@@ -361,7 +372,7 @@ impl Fpu<'_> {
                 self.s.fptag &= !(1 << p);
             }
             X87Op::Init => {
-                self.s.fpcw = 0x037f;
+                self.s.fpcw = GuestState::FPCW_DEFAULT;
                 self.s.fpsw = 0;
                 self.s.fptag = 0;
             }

@@ -187,7 +187,9 @@ pub fn compare(
 ) -> Vec<Diff> {
     let mut diffs = Vec::new();
     let mut diff = |field: String, native: String, interp: String| diffs.push(Diff { field, native, interp });
-    if interp.exit != (RegionExit::Jump { kind: ExitKind::Jump }) || interp.state.rip != next_ip {
+    // ldmxcsr and fxrstor leave with `exit fenv`.
+    let jumped = matches!(interp.exit, RegionExit::Jump { kind: ExitKind::Jump | ExitKind::Fenv });
+    if !jumped || interp.state.rip != next_ip {
         diff("exit".into(), format!("jump {next_ip:#x}"), format!("{:?} rip={:#x}", interp.exit, interp.state.rip));
     }
     for e in &interp.errors {
@@ -209,6 +211,7 @@ pub fn compare(
         }
     }
     let x87 = [
+        ("mxcsr", u128::from(native.mxcsr), u128::from(interp.state.mxcsr)),
         ("fpcw", u128::from(native.fpcw), u128::from(interp.state.fpcw)),
         ("fpsw", u128::from(native.fpsw & !undefined_fpsw), u128::from(interp.state.fpsw & !undefined_fpsw)),
         ("fptag", u128::from(native.fptag), u128::from(interp.state.fptag)),

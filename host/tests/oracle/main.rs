@@ -114,6 +114,15 @@ fn check_form(cfg: &Config, runner: &mut Runner, form: &Form) -> Result<Option<F
                     Some((n, mask)),
                 )
             }
+            // An unmasked SSE exception: SIGFPE at the instruction, as the
+            // interpreter's `simdfp` trap there.
+            Err(f)
+                if f.signal == libc::SIGFPE
+                    && interp.exit == (RegionExit::Trap { kind: TrapKind::SimdFp })
+                    && interp.state.rip == layout.insn =>
+            {
+                continue;
+            }
             Err(f) => {
                 let d = compare::Diff {
                     field: "native fault".into(),
@@ -329,11 +338,16 @@ fn oracle_detects_a_wrong_lift() {
         let region = compare::lift(&runner).expect("the other instruction lifts");
         runner.install(native_bytes);
         let mut rng = Rng::new(hash(what.as_bytes()));
-        let mut differ = 0;
+        let (mut differ, mut ran) = (0, 0);
         for _ in 0..states {
             let case = states::generate(&native_form, &layout, &mut rng);
             let interp = compare::interpret(&mut runner, &region, &case);
-            let native = runner.run(&case.state, &case.mem).expect("no native fault");
+            let native = match runner.run(&case.state, &case.mem) {
+                // An unmasked exception of the state's MXCSR (addps).
+                Err(f) if f.signal == libc::SIGFPE => continue,
+                run => run.expect("no native fault"),
+            };
+            ran += 1;
             let mask = undefined::undefined(&native_form.insn, &case.state);
             // The two instructions have the same length, so the exit matches.
             if !compare::compare(&native.state, &native.mem, &interp, native_form.insn.next_ip(), mask, 0).is_empty() {
@@ -342,8 +356,9 @@ fn oracle_detects_a_wrong_lift() {
         }
         // stc/clc and std/cld agree whenever the flag already had the lifted
         // value; addps and subps agree on some NaN, infinite and zero lanes.
-        let need = if native_bytes.len() == 1 { states / 4 } else { states * 3 / 4 };
-        assert!(differ >= need, "{what}: only {differ} of {states} states differ; the oracle is not comparing");
+        let need = if native_bytes.len() == 1 { ran / 4 } else { ran * 3 / 4 };
+        assert!(ran >= states / 2, "{what}: only {ran} of {states} states ran natively");
+        assert!(differ >= need, "{what}: only {differ} of {ran} states differ; the oracle is not comparing");
     }
 }
 

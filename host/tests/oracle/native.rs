@@ -338,7 +338,7 @@ impl Runner {
             // Only the six status flags, DF and the reserved bit 1: never
             // TF or AC, which would trap or fault the host code after.
             (*f).in_rflags = init.rflags() & 0x0ed7;
-            (*f).guest_mxcsr = 0x1f80;
+            (*f).guest_mxcsr = init.mxcsr;
             (*f).in_fx = x87_image(init);
         }
         let code = self.layout.code;
@@ -366,6 +366,7 @@ impl Runner {
             state.gpr = (*f).out_gpr;
             state.xmm = (*f).out_xmm;
             state.set_rflags((*f).out_rflags);
+            state.mxcsr = (*f).out_mxcsr;
             x87_from_image(&mut state, &(*f).out_fx);
         }
         state.rip = init.rip;

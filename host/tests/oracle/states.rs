@@ -213,6 +213,21 @@ pub fn xmm_bits(rng: &mut Rng) -> u128 {
     }
 }
 
+/// An MXCSR: a third of the time the default, else any rounding mode,
+/// FTZ and DAZ each half the time, random sticky flags, and now and then
+/// unmasked exceptions (the instruction may then raise SIGFPE).
+pub fn mxcsr_bits(rng: &mut Rng) -> u32 {
+    if rng.one_in(3) {
+        return 0x1f80;
+    }
+    let flags = rng.next() as u32 & 0x3f;
+    let masks = if rng.one_in(8) { (rng.next() as u32 & 0x3f) << 7 } else { 0x1f80 };
+    let rc = (rng.below(4) as u32) << 13;
+    let ftz = if rng.one_in(2) { 0x8000 } else { 0 };
+    let daz = if rng.one_in(2) { 0x40 } else { 0 };
+    flags | masks | rc | ftz | daz
+}
+
 /// The buffer: 8-byte chunks of random bits, special doubles and floats,
 /// and interesting integers.
 fn fill_buffer(rng: &mut Rng, mem: &mut [u8]) {
@@ -349,6 +364,7 @@ pub fn generate(form: &Form, layout: &Layout, rng: &mut Rng) -> Case {
     for x in st.xmm.iter_mut() {
         *x = xmm_bits(rng);
     }
+    st.mxcsr = mxcsr_bits(rng);
     st.rip = insn.ip();
     let mut mem = vec![0u8; BUF_SIZE];
     fill_buffer(rng, &mut mem);

@@ -131,8 +131,12 @@ impl L<'_, '_> {
         Outcome::End
     }
 
-    /// stmxcsr, fnstcw: store a control register to memory.
+    /// stmxcsr, fnstcw: store a control register to memory (fstcw waits
+    /// first, see `x87_pending`).
     pub fn store_control(&mut self, reg: Reg) -> Outcome {
+        if reg == Reg::FPCW && self.x87_waits() {
+            self.x87_pending();
+        }
         let v = self.b.get(reg);
         let ty = reg.ty().unwrap_or(Type::I32);
         let a = self.addr();
@@ -140,55 +144,96 @@ impl L<'_, '_> {
         Outcome::Next
     }
 
-    /// ldmxcsr, fldcw: load a control register from memory, refusing
-    /// values outside the model (see `refuse_fpcw`, `refuse_mxcsr`).
+    /// ldmxcsr, fldcw: load a control register from memory. fldcw waits
+    /// (see `x87_pending`), refuses the reserved precision (see
+    /// `refuse_fpcw`) and sets the error summary by the new masks (see
+    /// `x87_summary`). ldmxcsr raises #GP
+    /// (SIGSEGV) for a reserved bit, and ends the region: the new MXCSR
+    /// must reach the dispatcher (see `set_mxcsr`).
     pub fn load_control(&mut self, reg: Reg) -> Outcome {
         let ty = reg.ty().unwrap_or(Type::I32);
         let a = self.addr();
         let v = self.b.load(ty, a);
         if reg == Reg::MXCSR {
-            let bad = self.mxcsr_unmodelled(v);
-            self.trap_if(bad);
-        } else {
-            self.refuse_fpcw(v);
+            self.refuse_mxcsr(v);
+            return self.set_mxcsr(v);
         }
+        self.x87_pending();
+        self.refuse_fpcw(v);
         self.b.set(reg, v);
+        self.x87_summary(v);
         Outcome::Next
     }
 
-    /// Continues in a new block when `bad` is false; raises SIGILL at this
+    /// Continues in a new block when `bad` is false; raises `kind` at this
     /// instruction when it is true.
-    fn trap_if(&mut self, bad: Value) {
+    pub(super) fn trap_if(&mut self, bad: Value, kind: TrapKind) {
         let trap = self.b.create_block();
         let ok = self.b.create_block();
         self.b.brif(bad, trap, ok);
         self.b.switch_to(trap);
-        self.b.trap(TrapKind::Ill, self.i.ip());
+        self.b.trap(kind, self.i.ip());
         self.b.switch_to(ok);
     }
 
-    /// Only the default SSE rounding mode is implemented: an MXCSR that
-    /// changes it would silently compute wrong results.
-    fn mxcsr_unmodelled(&mut self, v: Value) -> Value {
-        let m = self.c(Type::I32, 0x6000);
-        let rc = self.bin(Opcode::And, Type::I32, v, m);
+    /// Raises #GP (SIGSEGV) when the MXCSR value `v` sets a reserved bit
+    /// (16-31), before anything of the instruction is written.
+    fn refuse_mxcsr(&mut self, v: Value) {
+        let reserved = self.c(Type::I32, 0xffff_0000);
+        let high = self.bin(Opcode::And, Type::I32, v, reserved);
         let z = self.c(Type::I32, 0);
-        self.icmp(aarchx_ir::IntCond::Ne, Type::I32, rc, z)
+        let bad = self.icmp(aarchx_ir::IntCond::Ne, Type::I32, high, z);
+        self.trap_if(bad, TrapKind::Privileged);
     }
 
-    /// The x87 is modelled with every exception masked (any rounding
-    /// mode, and 24-, 53- or 64-bit precision): a control word that
-    /// unmasks an exception or selects the reserved precision raises SIGILL.
+    /// Writes `v` to MXCSR and leaves the region for the next instruction
+    /// with `exit fenv`: float ops read MXCSR implicitly, and the JIT's
+    /// code runs only under the default control bits, which the
+    /// dispatcher checks between regions.
+    fn set_mxcsr(&mut self, v: Value) -> Outcome {
+        self.b.set(Reg::MXCSR, v);
+        self.b.exit(ExitKind::Fenv, self.i.next_ip());
+        Outcome::End
+    }
+
+    /// The x87 models every precision but the reserved one: a control
+    /// word that selects it raises SIGILL.
     pub fn refuse_fpcw(&mut self, cw: Value) {
-        let m = self.c(Type::I16, 0x033f);
-        let kept = self.bin(Opcode::And, Type::I16, cw, m);
-        let reserved = self.c(Type::I16, 0x013f);
-        let bad_pc = self.icmp(aarchx_ir::IntCond::Eq, Type::I16, kept, reserved);
-        let masks = self.c(Type::I16, 0x3f);
-        let masked = self.bin(Opcode::And, Type::I16, cw, masks);
-        let unmasked = self.icmp(aarchx_ir::IntCond::Ne, Type::I16, masked, masks);
-        let bad = self.bin(Opcode::Or, Type::I1, bad_pc, unmasked);
-        self.trap_if(bad);
+        let m = self.c(Type::I16, 0x0300);
+        let pc = self.bin(Opcode::And, Type::I16, cw, m);
+        let reserved = self.c(Type::I16, 0x0100);
+        let bad = self.icmp(aarchx_ir::IntCond::Eq, Type::I16, pc, reserved);
+        self.trap_if(bad, TrapKind::Ill);
+    }
+
+    /// A waiting x87 instruction: SIGFPE (`x87fp`) here, before anything
+    /// of it, when an unmasked x87 exception is pending (the status
+    /// word's ES, which the `x87` helper and fldcw keep).
+    pub(super) fn x87_pending(&mut self) {
+        let sw = self.b.get(Reg::FPSW);
+        let es = self.c(Type::I16, 0x80);
+        let pending = self.bin(Opcode::And, Type::I16, sw, es);
+        let z = self.c(Type::I16, 0);
+        let bad = self.icmp(aarchx_ir::IntCond::Ne, Type::I16, pending, z);
+        self.trap_if(bad, TrapKind::X87Fp);
+    }
+
+    /// After the control word became `cw`: ES and B set when a flag of
+    /// the status word is set whose exception `cw` unmasks, else clear
+    /// (the rule the `x87` helper keeps after each operation).
+    fn x87_summary(&mut self, cw: Value) {
+        let sw = self.b.get(Reg::FPSW);
+        let flags = self.c(Type::I16, 0x3f);
+        let raised = self.bin(Opcode::And, Type::I16, sw, flags);
+        let unmasked = self.bin(Opcode::AndNot, Type::I16, raised, cw);
+        let z = self.c(Type::I16, 0);
+        let pending = self.icmp(aarchx_ir::IntCond::Ne, Type::I16, unmasked, z);
+        let keep = self.c(Type::I16, 0x7f7f);
+        let kept = self.bin(Opcode::And, Type::I16, sw, keep);
+        let summary = self.c(Type::I16, 0x8080);
+        let es = self.select(Type::I16, pending, summary, z);
+        let sw = self.bin(Opcode::Or, Type::I16, kept, es);
+        self.b.set(Reg::FPSW, sw);
     }
 
     /// The address `off` bytes into the memory operand at `base`.
@@ -219,23 +264,22 @@ impl L<'_, '_> {
     }
 
     /// fxrstor, fxrstor64: the x87 state, MXCSR and XMM registers from
-    /// the area fxsave writes. A control word or MXCSR outside the model
-    /// is refused with SIGILL, as by fldcw and ldmxcsr.
+    /// the area fxsave writes. A control word outside the model is refused
+    /// with SIGILL, as by fldcw; MXCSR is written as by ldmxcsr (a reserved
+    /// bit raises #GP, and the region ends).
     pub fn fxrstor(&mut self) -> Outcome {
         let base = self.addr();
         let fpcw = self.b.load(Type::I16, base);
         let at = self.offset(base, 24);
         let mxcsr = self.b.load(Type::I32, at);
-        let bad = self.mxcsr_unmodelled(mxcsr);
-        self.trap_if(bad);
+        self.refuse_mxcsr(mxcsr);
         self.refuse_fpcw(fpcw);
         self.x87_call(X87Insn::new(X87Op::RestoreImage, Operand::Area), Helper::X87);
-        self.b.set(Reg::MXCSR, mxcsr);
         for n in 0..16u8 {
             let at = self.offset(base, 160 + 16 * u64::from(n));
             let x = self.b.load(Type::V128, at);
             self.b.set(Reg::xmm(n), x);
         }
-        Outcome::Next
+        self.set_mxcsr(mxcsr)
     }
 }

@@ -57,8 +57,12 @@ impl L<'_, '_> {
     }
 
     /// Emits the helper call for `insn`, passing the memory operand's
-    /// address when it has one.
+    /// address when it has one; a waiting instruction first raises a
+    /// pending exception (see `x87_pending`).
     pub(super) fn x87_call(&mut self, insn: X87Insn, helper: Helper) -> Outcome {
+        if self.x87_waits() {
+            self.x87_pending();
+        }
         if !matches!(insn.operand, Operand::None | Operand::St) {
             let a = self.addr();
             self.b.set(Reg::X87_ADDR, a);
@@ -96,8 +100,30 @@ impl L<'_, '_> {
         self.x87_reg(X87Op::Move, 0)
     }
 
-    /// fnstsw ax, fnstsw m16.
+    /// Whether this instruction checks for a pending unmasked exception
+    /// before it runs: every x87 instruction but the no-wait forms (and
+    /// fxsave, fxrstor).
+    pub(super) fn x87_waits(&self) -> bool {
+        use Mnemonic as M;
+        !matches!(
+            self.i.mnemonic(),
+            M::Fninit
+                | M::Fnclex
+                | M::Fnstenv
+                | M::Fnstsw
+                | M::Fnstcw
+                | M::Fxsave
+                | M::Fxsave64
+                | M::Fxrstor
+                | M::Fxrstor64
+        )
+    }
+
+    /// fnstsw ax, fnstsw m16 (and fstsw, which waits first).
     fn fnstsw(&mut self) -> Outcome {
+        if self.x87_waits() {
+            self.x87_pending();
+        }
         let v = self.b.get(Reg::FPSW);
         if self.is_mem(0) {
             let a = self.addr();
@@ -171,7 +197,10 @@ impl L<'_, '_> {
             M::Fnstenv | M::Fstenv => self.x87_call(X87Insn::new(O::StoreEnv, Operand::Area), Helper::X87),
             M::Fldenv => self.fldenv(),
             M::Fnstsw | M::Fstsw => self.fnstsw(),
-            M::Wait | M::Fnop => Outcome::Next,
+            M::Wait | M::Fnop => {
+                self.x87_pending();
+                Outcome::Next
+            }
             M::Fcmovb => self.fcmov(ConditionCode::b),
             M::Fcmove => self.fcmov(ConditionCode::e),
             M::Fcmovbe => self.fcmov(ConditionCode::be),

@@ -43,9 +43,24 @@ named_enum! {
 
 named_enum! {
     /// Floating-point comparison of `fcmp`. `uno` is true when either operand
-    /// is NaN; the ordered ones are false then, `une` true.
+    /// is NaN; the ordered ones are false then, `une` true. The first eight
+    /// are SSE's cmpps predicates in imm8 order, with their exceptions:
+    /// `lt le nlt nle` signal invalid (IE) on any NaN operand, `eq uno une
+    /// ord` only on a signalling one. The rest are the same outcomes with
+    /// the other behaviour: `lt_q le_q nlt_q nle_q` quiet (ucomiss),
+    /// `eq_s uno_s` signalling (comiss).
     FloatCond {
         Eq = "eq", Lt = "lt", Le = "le", Uno = "uno", Une = "une", Nlt = "nlt", Nle = "nle", Ord = "ord",
+        LtQ = "lt_q", LeQ = "le_q", NltQ = "nlt_q", NleQ = "nle_q", EqS = "eq_s", UnoS = "uno_s",
+    }
+}
+
+impl FloatCond {
+    /// Whether the compare signals invalid (IE) on a quiet NaN operand too,
+    /// not only on a signalling one.
+    pub fn signals_on_qnan(self) -> bool {
+        use FloatCond as C;
+        matches!(self, C::Lt | C::Le | C::Nlt | C::Nle | C::EqS | C::UnoS)
     }
 }
 
@@ -70,7 +85,10 @@ named_enum! {
     /// Why a region is left through `exit` or `exit_indirect`. The
     /// dispatcher continues at the target; `syscall` first performs the
     /// guest system call.
-    ExitKind { Jump = "jump", Call = "call", Ret = "ret", Syscall = "syscall", }
+    /// `fenv`: the instruction changed MXCSR (ldmxcsr, fxrstor), and the
+    /// dispatcher must see it before the next region runs (the JIT runs
+    /// code only under the default MXCSR): never chained.
+    ExitKind { Jump = "jump", Call = "call", Ret = "ret", Syscall = "syscall", Fenv = "fenv", }
 }
 
 named_enum! {
@@ -82,10 +100,19 @@ named_enum! {
         DivZero = "divzero",
         /// Breakpoint (int3): SIGTRAP.
         Breakpoint = "breakpoint",
-        /// hlt and other privileged instructions in user mode: SIGSEGV.
+        /// hlt and other privileged instructions in user mode, and other
+        /// general-protection faults (ldmxcsr of a reserved bit): SIGSEGV.
         Privileged = "privileged",
         /// Instruction fetch from unmapped or non-executable memory: SIGSEGV.
         FetchFault = "fetchfault",
+        /// An unmasked SSE floating-point exception (#XM): SIGFPE, its
+        /// si_code from MXCSR. Raised by the float ops themselves, never
+        /// by a `trap` the lifter emits.
+        SimdFp = "simdfp",
+        /// A pending unmasked x87 exception (#MF, the status word's ES set)
+        /// at a waiting x87 instruction: SIGFPE, its si_code from the
+        /// status and control words.
+        X87Fp = "x87fp",
     }
 }
 

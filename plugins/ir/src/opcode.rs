@@ -278,7 +278,9 @@ declare_ops! {
     SumAbsDiff = "sum_abs_diff", Binary;
     /// Multiply the even unsigned 32-bit lanes into 64-bit lanes (pmuludq).
     MulEvenU = "mul_even_u", Binary;
-    /// Float addition with x86 NaN rules (lane-wise on vectors).
+    /// Float addition with x86 NaN rules (lane-wise on vectors). This op and
+    /// the float ops below it, through `fconvert`, are SSE instructions'
+    /// arithmetic under the guest's MXCSR (see [`Opcode::uses_mxcsr`]).
     Fadd = "fadd", Binary;
     /// Float subtraction with x86 NaN rules.
     Fsub = "fsub", Binary;
@@ -294,12 +296,12 @@ declare_ops! {
     Fmax = "fmax", Binary;
     /// Float compare, yields i1 (a lane mask of T for vectors).
     Fcmp = "fcmp", FloatCompare;
-    /// Float vA to signed integer T; IMM bit 0 clear truncates, set rounds to
-    /// nearest even. NaN and out-of-range give the integer indefinite (the
+    /// Float vA to signed integer T; IMM bit 0 clear truncates, set rounds
+    /// by MXCSR.RC. NaN and out-of-range give the integer indefinite (the
     /// minimum value). For `i32x4`, IMM bit 1 set means the source is `f64x2`
     /// (two results, upper lanes zero), clear means `f32x4`.
     FcvtToSint = "fcvt_to_sint", UnaryImm;
-    /// Signed integer vA to float T, rounded to nearest even (lane-wise: i32 lanes to T lanes).
+    /// Signed integer vA to float T, rounded by MXCSR.RC (lane-wise: i32 lanes to T lanes).
     SintToF = "sint_to_f", Unary;
     /// Float vA to float T (f32 <-> f64, lane-wise on vectors: low lanes).
     Fconvert = "fconvert", Unary;
@@ -347,6 +349,35 @@ impl Opcode {
 
     pub fn is_terminator(self) -> bool {
         self.format().is_terminator()
+    }
+
+    /// Whether this is one of the SSE float ops (`fadd` to `fconvert`),
+    /// which compute under the guest's MXCSR as the SSE instruction does:
+    /// rounding by RC, denormal operands read as zero under DAZ, tiny
+    /// results flushed to zero under FTZ (when underflow is masked). Each
+    /// ORs the exceptions it raises into MXCSR's sticky flags (bits 0-5).
+    /// When one of them is unmasked, the op leaves the region instead with
+    /// the trap `simdfp` (SIGFPE) at the current guest instruction, with
+    /// the registers that instruction set put back (nothing of it written)
+    /// and its flags in MXCSR. The op has no other effect: a pass may drop
+    /// one whose result nobody uses, flags and all (the lifter gives every
+    /// compare of one instruction the same exceptions, so one left raises
+    /// them), but an executor runs every op it is given.
+    pub fn uses_mxcsr(self) -> bool {
+        matches!(
+            self,
+            Opcode::Fadd
+                | Opcode::Fsub
+                | Opcode::Fmul
+                | Opcode::Fdiv
+                | Opcode::Fsqrt
+                | Opcode::Fmin
+                | Opcode::Fmax
+                | Opcode::Fcmp
+                | Opcode::FcvtToSint
+                | Opcode::SintToF
+                | Opcode::Fconvert
+        )
     }
 
     /// Whether the instruction has an effect besides its result (so dead-code

@@ -43,8 +43,8 @@ impl Default for GuestState {
             fs_base: 0,
             gs_base: 0,
             flags: [0; 8],
-            mxcsr: 0x1f80,
-            fpcw: 0x037f,
+            mxcsr: GuestState::MXCSR_DEFAULT,
+            fpcw: GuestState::FPCW_DEFAULT,
             _pad: [0; 10],
             xmm: [0; 16],
             st: [0; 8],
@@ -63,6 +63,12 @@ impl GuestState {
     pub const OFFSET_FS_BASE: usize = core::mem::offset_of!(GuestState, fs_base);
     pub const OFFSET_GS_BASE: usize = core::mem::offset_of!(GuestState, gs_base);
     pub const OFFSET_FLAGS: usize = core::mem::offset_of!(GuestState, flags);
+    /// MXCSR at process start (and for a signal handler): every exception
+    /// masked, round to nearest, no FTZ nor DAZ, no flag set.
+    pub const MXCSR_DEFAULT: u32 = 0x1f80;
+    /// The x87 control word after `fninit`: every exception masked,
+    /// 64-bit precision, round to nearest.
+    pub const FPCW_DEFAULT: u16 = 0x037f;
     pub const OFFSET_MXCSR: usize = core::mem::offset_of!(GuestState, mxcsr);
     pub const OFFSET_FPCW: usize = core::mem::offset_of!(GuestState, fpcw);
     pub const OFFSET_XMM: usize = core::mem::offset_of!(GuestState, xmm);

@@ -44,15 +44,16 @@ macro_rules! vfp3 {
 /// The condition that holds after `fcmp a, b` for an SSE predicate
 /// (unordered sets C and V, clears N and Z).
 fn float_cc(cond: FloatCond) -> Cc {
+    use FloatCond as C;
     match cond {
-        FloatCond::Eq => Cc::Eq,
-        FloatCond::Lt => Cc::Mi,
-        FloatCond::Le => Cc::Ls,
-        FloatCond::Uno => Cc::Vs,
-        FloatCond::Une => Cc::Ne,
-        FloatCond::Nlt => Cc::Pl,
-        FloatCond::Nle => Cc::Hi,
-        FloatCond::Ord => Cc::Vc,
+        C::Eq | C::EqS => Cc::Eq,
+        C::Lt | C::LtQ => Cc::Mi,
+        C::Le | C::LeQ => Cc::Ls,
+        C::Uno | C::UnoS => Cc::Vs,
+        C::Une => Cc::Ne,
+        C::Nlt | C::NltQ => Cc::Pl,
+        C::Nle | C::NleQ => Cc::Hi,
+        C::Ord => Cc::Vc,
     }
 }
 
@@ -107,10 +108,11 @@ impl Lowerer<'_> {
             Opcode::Fsqrt if ty == Type::F32 => a64!(self.ops; fsqrt S(r), S(a)),
             Opcode::Fsqrt => a64!(self.ops; fsqrt D(r), D(a)),
             // a < b ? a : b (mi: less, false when unordered); a > b ? a : b.
-            Opcode::Fmin if ty == Type::F32 => a64!(self.ops; fcmp S(a), S(b); fcsel S(r), S(a), S(b), mi),
-            Opcode::Fmin => a64!(self.ops; fcmp D(a), D(b); fcsel D(r), D(a), D(b), mi),
-            Opcode::Fmax if ty == Type::F32 => a64!(self.ops; fcmp S(a), S(b); fcsel S(r), S(a), S(b), gt),
-            Opcode::Fmax => a64!(self.ops; fcmp D(a), D(b); fcsel D(r), D(a), D(b), gt),
+            // fcmpe: invalid on any NaN operand, as minss/maxss.
+            Opcode::Fmin if ty == Type::F32 => a64!(self.ops; fcmpe S(a), S(b); fcsel S(r), S(a), S(b), mi),
+            Opcode::Fmin => a64!(self.ops; fcmpe D(a), D(b); fcsel D(r), D(a), D(b), mi),
+            Opcode::Fmax if ty == Type::F32 => a64!(self.ops; fcmpe S(a), S(b); fcsel S(r), S(a), S(b), gt),
+            Opcode::Fmax => a64!(self.ops; fcmpe D(a), D(b); fcsel D(r), D(a), D(b), gt),
             _ => return false,
         }
         if nan_checked(d) && !self.batched {
@@ -195,14 +197,17 @@ impl Lowerer<'_> {
     }
 
     /// Sets the flags for scalar `fcmp.ty cond a, b` and returns the
-    /// condition that means true.
+    /// condition that means true. `fcmpe` signals invalid (FPSR.IOC) on a
+    /// quiet NaN as the signalling predicates do, `fcmp` only on a
+    /// signalling NaN.
     pub fn float_compare(&mut self, cond: FloatCond, ty: Type, a: Value, b: Value) -> Cc {
         let a = self.vsrc(a, 0);
         let b = self.vsrc(b, 1);
-        if ty == Type::F32 {
-            a64!(self.ops; fcmp S(a), S(b));
-        } else {
-            a64!(self.ops; fcmp D(a), D(b));
+        match (ty == Type::F32, cond.signals_on_qnan()) {
+            (true, false) => a64!(self.ops; fcmp S(a), S(b)),
+            (true, true) => a64!(self.ops; fcmpe S(a), S(b)),
+            (false, false) => a64!(self.ops; fcmp D(a), D(b)),
+            (false, true) => a64!(self.ops; fcmpe D(a), D(b)),
         }
         float_cc(cond)
     }
@@ -222,7 +227,9 @@ impl Lowerer<'_> {
         }
         self.ldq(0, d.arg(0));
         self.ldq(1, d.arg(1));
-        // Lane masks; the negated predicates are their complements.
+        // Lane masks; the negated predicates are their complements. fcmeq
+        // is quiet, fcmgt and fcmge signal on any NaN, as cmpps's eq and
+        // lt/le do; the other variants are not lowered for vectors.
         let negate = matches!(cond, FloatCond::Une | FloatCond::Nlt | FloatCond::Nle | FloatCond::Uno);
         match cond {
             FloatCond::Eq | FloatCond::Une => vfp3!(self, ty, fcmeq, 3, 0, 1),
@@ -232,6 +239,9 @@ impl Lowerer<'_> {
                 vfp3!(self, ty, fcmeq, VT0, 0, 0);
                 vfp3!(self, ty, fcmeq, VT1, 1, 1);
                 a64!(self.ops; and V(3).B16, V(VT0).B16, V(VT1).B16);
+            }
+            FloatCond::LtQ | FloatCond::LeQ | FloatCond::NltQ | FloatCond::NleQ | FloatCond::EqS | FloatCond::UnoS => {
+                return false
             }
         }
         if negate {
@@ -254,42 +264,59 @@ impl Lowerer<'_> {
         }
         let w = Width::fp(src);
         self.load(w, 0, d.arg(0));
-        // Convert to 64 bits (saturating), then check the range.
+        if ty == Type::I32 {
+            self.to_i32(src == Type::F32, round);
+            self.stx(3, v);
+            return true;
+        }
+        // Convert to 64 bits (saturating): high saturation gives i64::MAX,
+        // never a valid result from a float (low saturation is i64::MIN,
+        // the indefinite already); NaN converts to 0.
         match (src == Type::F32, round) {
             (true, false) => a64!(self.ops; fcvtzs X(3), S(0)),
             (true, true) => a64!(self.ops; fcvtns X(3), S(0)),
             (false, false) => a64!(self.ops; fcvtzs X(3), D(0)),
             (false, true) => a64!(self.ops; fcvtns X(3), D(0)),
         }
-        if ty == Type::I64 {
-            // Saturation high gives i64::MAX, never a valid result from a
-            // float (low saturation is i64::MIN, the indefinite already).
-            self.mov64(T0, 1 << 63);
-            a64!(self.ops
-                ; sub XSP(T1), XSP(T0), #1
-                ; cmp X(3), X(T1)
-                ; csel X(3), X(T0), X(3), eq
-            );
-        } else {
-            a64!(self.ops
-                ; movz X(T0), #0x8000, lsl #16
-                ; sxtw X(T1), W(3)
-                ; cmp X(3), X(T1)
-                ; csel X(3), X(3), X(T0), eq
-            );
-        }
-        // NaN converts to 0 on arm64.
+        self.mov64(T0, 1 << 63);
+        a64!(self.ops
+            ; sub XSP(T1), XSP(T0), #1
+            ; cmp X(3), X(T1)
+            ; csel X(3), X(T0), X(3), eq
+        );
         if src == Type::F32 {
             a64!(self.ops; fcmp S(0), S(0));
         } else {
             a64!(self.ops; fcmp D(0), D(0));
         }
         a64!(self.ops; csel X(3), X(T0), X(3), vs);
-        if ty == Type::I32 {
-            self.mask(3, 32);
-        }
         self.stx(3, v);
         true
+    }
+
+    /// `fcvt_to_sint.i32` of the float in `S(0)`/`D(0)` into `X(3)`, by a
+    /// 32-bit conversion, so FPSR gets what x86 raises: IOC for NaN and
+    /// out of range (IE), else IXC when inexact (PE). High saturation
+    /// (0x7fffffff) is a valid result only below the first value that
+    /// converts to 2^31: from there on, and for NaN (unordered), the
+    /// indefinite (low saturation is the indefinite already).
+    fn to_i32(&mut self, from_f32: bool, round: bool) {
+        let limit: u64 = match (from_f32, round) {
+            (true, _) => 0x4f00_0000,                // 2^31
+            (false, false) => 0x41e0_0000_0000_0000, // 2^31
+            (false, true) => 0x41df_ffff_ffe0_0000,  // 2^31 - 0.5
+        };
+        self.mov64(T1, limit);
+        match (from_f32, round) {
+            (true, false) => a64!(self.ops; fcvtzs W(3), S(0); fmov S(VT0), W(T1); fcmp S(0), S(VT0)),
+            (true, true) => a64!(self.ops; fcvtns W(3), S(0); fmov S(VT0), W(T1); fcmp S(0), S(VT0)),
+            (false, false) => a64!(self.ops; fcvtzs W(3), D(0); fmov D(VT0), X(T1); fcmp D(0), D(VT0)),
+            (false, true) => a64!(self.ops; fcvtns W(3), D(0); fmov D(VT0), X(T1); fcmp D(0), D(VT0)),
+        }
+        a64!(self.ops
+            ; movz X(T0), #0x8000, lsl #16
+            ; csel X(3), X(T0), X(3), pl
+        );
     }
 
     /// `fcvt_to_sint.i32x4`: from f32x4 (four lanes) or f64x2 (two lanes,
@@ -314,24 +341,17 @@ impl Lowerer<'_> {
             );
             self.stq(VT2, v);
         } else {
-            if round {
-                a64!(self.ops; fcvtns V(2).D2, V(0).D2);
-            } else {
-                a64!(self.ops; fcvtzs V(2).D2, V(0).D2);
-            }
-            // Good lanes: not NaN and the 64-bit result survives the
-            // round trip through 32 bits.
+            // Lane by lane through the scalar 32-bit conversion, whose
+            // flags are x86's (a 64-bit one would miss IE for lanes out of
+            // the 32-bit range); `fmov` clears the upper lanes.
+            self.to_i32(false, round);
             a64!(self.ops
-                ; xtn V(VT0).S2, V(2).D2
-                ; sxtl V(VT1).D2, V(VT0).S2
-                ; cmeq V(VT1).D2, V(VT1).D2, V(2).D2
-                ; fcmeq V(VT2).D2, V(0).D2, V(0).D2
-                ; and V(VT1).B16, V(VT1).B16, V(VT2).B16
-                ; xtn V(VT1).S2, V(VT1).D2
-                ; movi V(VT2).S2, #0x80, lsl #24
-                ; bsl V(VT1).B8, V(VT0).B8, V(VT2).B8
+                ; fmov S(2), W(3)
+                ; mov V(0).D[0], V(0).D[1]
             );
-            self.stq(VT1, v);
+            self.to_i32(false, round);
+            a64!(self.ops; mov V(2).S[1], W(3));
+            self.stq(2, v);
         }
         true
     }

@@ -17,12 +17,12 @@
 //! misaligned.
 //! In journal mode every store is preceded by a journal record.
 
-use aarchx_ir::{GuestState, InstData, MemFlags, Opcode, RmwOp, Type, Value};
+use aarchx_ir::{GuestState, InstData, MemFlags, Opcode, Reg, RmwOp, Type, Value};
 use dynasmrt::{DynasmApi, DynasmLabelApi};
 
 use super::alloc::Fold;
-use super::frame::T0;
-use super::{a64, Decline, Lowerer};
+use super::frame::{T0, T1};
+use super::{a64, fpsr_flags, Decline, Lowerer, FPSR};
 use crate::jit::context::{OFF_JOURNAL_CUR, OFF_JOURNAL_END, OFF_JOURNAL_GROW};
 use crate::jit::journal::ENTRY_SIZE;
 use crate::jit::regs::{pinned, CTX_REG, STATE_REG};
@@ -86,6 +86,11 @@ impl Lowerer<'_> {
             Type::I16 => a64!(self.ops; ldrh W(x), [X(STATE_REG), #off]),
             _ => return false,
         }
+        if reg == Reg::MXCSR {
+            // With the flags raised since entry (see `fpsr_flags`).
+            fpsr_flags(&mut self.ops, T0, T1);
+            a64!(self.ops; orr W(x), W(x), W(T0));
+        }
         self.xdone(v, x);
         true
     }
@@ -111,6 +116,10 @@ impl Lowerer<'_> {
             Type::I32 => a64!(self.ops; str W(x), [X(STATE_REG), #off]),
             Type::I16 => a64!(self.ops; strh W(x), [X(STATE_REG), #off]),
             _ => return false,
+        }
+        if reg == Reg::MXCSR {
+            // The flags are the new value's (see `fpsr_flags`).
+            a64!(self.ops; msr #FPSR, xzr);
         }
         true
     }

@@ -79,8 +79,27 @@ pub enum Decline {
 
 /// The system register FPSR (S3_3_C4_C4_1) as `mrs`/`msr` encode it, and
 /// its Invalid Operation cumulative bit.
-const FPSR: u32 = 0x5a21;
+pub(crate) const FPSR: u32 = 0x5a21;
 const FPSR_IOC: u32 = 0;
+pub(crate) const OFF_MXCSR: u32 = aarchx_ir::GuestState::OFFSET_MXCSR as u32;
+
+/// Emits `W(t) = ` the MXCSR exception flags that FPSR's cumulative bits
+/// stand for (clobbers `W(u)`). Translated code runs under the default
+/// MXCSR, and the flags its float ops raise accumulate in FPSR (cleared
+/// at the trampoline's entry), so while it runs the guest's MXCSR is the
+/// state's `mxcsr` with these ORed in: `get mxcsr` reads it so, the
+/// trampoline's exit folds them into the state, `set mxcsr` clears FPSR,
+/// and a NaN run's slow path moves IOC to IE. IOC, DZC, OFC, UFC and
+/// IXC (bits 0-4) are IE, ZE, OE, UE and PE (bits 0 and 2-5); x86's DE
+/// has no counterpart (arm64's IDC is only raised under FZ).
+pub(crate) fn fpsr_flags(ops: &mut VecAssembler<Aarch64Relocation>, t: u8, u: u8) {
+    a64!(ops
+        ; mrs X(t), #FPSR
+        ; and WSP(u), W(t), #1
+        ; and WSP(t), W(t), #0x1e
+        ; orr W(t), W(u), W(t), lsl #1
+    );
+}
 
 /// The largest frame a block may allocate on the thread's stack.
 const MAX_FRAME: u32 = 1 << 20;
@@ -297,7 +316,9 @@ impl<'r> Lowerer<'r> {
     }
 
     /// Places each run's slow path after the blocks: the run again, each
-    /// op checked, then FPSR cleared (IOC is cumulative) and back.
+    /// op checked, then IOC cleared (it is cumulative) and back. IOC was
+    /// set by a guest op since the trampoline's entry, so MXCSR gets IE
+    /// (see `fpsr_flags`); the other flags stay in FPSR.
     fn checked_runs(&mut self) -> Result<(), Decline> {
         let r = self.r;
         for (run, (slow, back)) in self.runs.clone().into_iter().zip(std::mem::take(&mut self.run_labels)) {
@@ -306,8 +327,14 @@ impl<'r> Lowerer<'r> {
             for &v in &r.blocks[run.block].insts[run.first..=run.last] {
                 self.lower_inst(v, run.block)?;
             }
+            let state = crate::jit::regs::STATE_REG;
             a64!(self.ops
-                ; msr #FPSR, xzr
+                ; ldr W(frame::T0), [X(state), #OFF_MXCSR]
+                ; orr WSP(frame::T0), W(frame::T0), #1
+                ; str W(frame::T0), [X(state), #OFF_MXCSR]
+                ; mrs X(frame::T0), #FPSR
+                ; and XSP(frame::T0), X(frame::T0), #!(1u64 << FPSR_IOC)
+                ; msr #FPSR, X(frame::T0)
                 ; b =>back
             );
         }
@@ -416,5 +443,6 @@ impl<'r> Lowerer<'r> {
 /// Whether an unused result's instruction can be left out: pure ops only
 /// (loads are kept, they can fault).
 fn skippable(d: &InstData, uses: u32) -> bool {
-    uses == 0 && !d.op.has_side_effect() && d.op != Opcode::Load
+    // A float op raises its exception flags even when its value is unused.
+    uses == 0 && !d.op.has_side_effect() && d.op != Opcode::Load && !d.op.uses_mxcsr()
 }

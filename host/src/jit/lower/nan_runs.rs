@@ -64,7 +64,8 @@ pub fn find(r: &Region) -> Vec<Run> {
                 let d = r.inst(block.insts[j]);
                 let fits = match d.op {
                     Opcode::Get => !sets.contains(&d.reg()),
-                    Opcode::Set => pinned(d.reg()).is_none() && !gets.contains(&d.reg()),
+                    // Writing MXCSR clears FPSR, which the run's check reads.
+                    Opcode::Set => pinned(d.reg()).is_none() && !gets.contains(&d.reg()) && d.reg() != Reg::MXCSR,
                     Opcode::Insn | Opcode::Dep => true,
                     op => !op.has_side_effect(),
                 };

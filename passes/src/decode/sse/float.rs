@@ -81,16 +81,20 @@ pub(super) fn scalar_op(m: Mnemonic) -> Option<(Opcode, Type)> {
 
 impl L<'_, '_> {
     /// ucomiss/ucomisd/comiss/comisd: ZF PF CF = 111 unordered, 000
-    /// greater, 001 less, 100 equal; OF SF AF cleared. (The two differ only
-    /// in the exceptions they signal, which are not modelled.)
-    pub(super) fn xucomi(&mut self, ty: Type) -> Outcome {
+    /// greater, 001 less, 100 equal; OF SF AF cleared. The two differ in
+    /// their exceptions: comi signals invalid on any NaN, ucomi only on a
+    /// signalling one; each compare of one instruction raises the same
+    /// (so any of them left after dead-flag removal raises them all).
+    pub(super) fn xucomi(&mut self, ty: Type, signalling: bool) -> Outcome {
+        use FloatCond as C;
+        let (uno, eq, nle) = if signalling { (C::UnoS, C::EqS, C::Nle) } else { (C::Uno, C::Eq, C::NleQ) };
         let a = self.xlow(0, ty);
         let b = self.xlow(1, ty);
-        let unordered = self.b.fcmp(FloatCond::Uno, ty, a, b);
-        let equal = self.b.fcmp(FloatCond::Eq, ty, a, b);
+        let unordered = self.b.fcmp(uno, ty, a, b);
+        let equal = self.b.fcmp(eq, ty, a, b);
         let zf = self.bin(Opcode::Or, Type::I1, equal, unordered);
         // CF: less or unordered, that is b not <= a.
-        let cf = self.b.fcmp(FloatCond::Nle, ty, b, a);
+        let cf = self.b.fcmp(nle, ty, b, a);
         let clear = self.c(Type::I1, 0);
         self.b.set(Reg::ZF, zf);
         self.b.set(Reg::PF, unordered);
@@ -102,7 +106,7 @@ impl L<'_, '_> {
     }
 
     /// cvt(t)ss2si, cvt(t)sd2si: a float of type `ty` (lane 0 or memory) to
-    /// a 32- or 64-bit GPR, truncated or (`round`) rounded to nearest even.
+    /// a 32- or 64-bit GPR, truncated or (`round`) rounded by MXCSR.RC.
     pub(super) fn xcvt_to_int(&mut self, ty: Type, round: bool) -> Outcome {
         let v = self.xlow(1, ty);
         let r = self.b.unary_imm(Opcode::FcvtToSint, self.op_type(0), v, u16::from(round));
