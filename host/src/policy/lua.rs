@@ -158,12 +158,29 @@ impl RegionHook {
 /// turns the table it returns into a [`Policy`]; a global function
 /// `on_region` becomes its region hook.
 pub fn run_script(text: &str, origin: &str, guest: &Invocation<'_>) -> Result<Policy, PolicyError> {
+    let deadline = Rc::new(Cell::new(Instant::now() + TIME_LIMIT));
+    let overrun = RunError::Policy(PolicyError::Lua {
+        at: Place { origin: origin.to_string(), at: None },
+        message: overrun_message(),
+    });
+    let (line, status) = (format!("aarchx: {overrun}"), overrun.exit_status());
+    watched(deadline.get(), line, status, || evaluate(text, origin, guest, deadline))
+}
+
+/// [`run_script`]'s work, all of it watched: the script, reading its
+/// table (which may run the collector, and so finalizers), and closing
+/// the Lua state when there is no hook (every finalizer left runs then).
+fn evaluate(
+    text: &str,
+    origin: &str,
+    guest: &Invocation<'_>,
+    deadline: Rc<Cell<Instant>>,
+) -> Result<Policy, PolicyError> {
     let lua_error = |e: &mlua::Error| {
         let (at, message) = describe(e, origin, None);
         PolicyError::Lua { at, message }
     };
     let lua = sandbox(guest).map_err(|e| lua_error(&e))?;
-    let deadline = Rc::new(Cell::new(Instant::now() + TIME_LIMIT));
     // The line of the main chunk's `return`, where field errors point.
     let return_line = Rc::new(Cell::new(None));
     {
@@ -186,13 +203,7 @@ pub fn run_script(text: &str, origin: &str, guest: &Invocation<'_>) -> Result<Po
         })
         .map_err(|e| lua_error(&e))?;
     }
-    let overrun = RunError::Policy(PolicyError::Lua {
-        at: Place { origin: origin.to_string(), at: None },
-        message: overrun_message(),
-    });
-    let (line, status) = (format!("aarchx: {overrun}"), overrun.exit_status());
-    let value: Value = watched(deadline.get(), line, status, || lua.load(text).set_name(format!("={CHUNK}")).eval())
-        .map_err(|e| lua_error(&e))?;
+    let value: Value = lua.load(text).set_name(format!("={CHUNK}")).eval().map_err(|e| lua_error(&e))?;
     let at = Place { origin: origin.to_string(), at: return_line.get().map(Location::line) };
     let Value::Table(table) = value else {
         return Err(PolicyError::Lua {
