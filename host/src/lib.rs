@@ -11,6 +11,7 @@ pub mod cpuid;
 pub mod engine;
 #[cfg(test)]
 mod exec_tests;
+pub mod fuzz;
 pub mod interp;
 pub mod jit;
 pub mod loader;

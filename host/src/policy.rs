@@ -34,10 +34,12 @@
 
 pub mod lua;
 mod lua_value;
+mod watchdog;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use aarchx_pass::{MemoryModel, OptionError, OptionValue, Options, Pass, Stage, TranslationConfig};
@@ -49,6 +51,9 @@ use crate::plugin::{order, OrderError, PassDef, PluginError, Registry};
 /// The text of `policies/default.ron`, built in so `aarchx ./prog` works
 /// from any directory.
 const DEFAULT_POLICY: &str = include_str!("../../policies/default.ron");
+
+/// The largest policy file read: far beyond any real policy.
+const MAX_POLICY_BYTES: u64 = 1 << 20;
 
 /// A translation policy.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -268,6 +273,8 @@ pub enum PolicyError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{path}: not a policy: larger than {} KiB", limit >> 10)]
+    TooLarge { path: String, limit: u64 },
     /// RON syntax, unknown fields and variants, wrong value types.
     #[error("{at}: {message}")]
     Syntax { at: Place, message: String },
@@ -321,7 +328,16 @@ impl fmt::Debug for ValidatedPass<'_> {
 /// otherwise.
 pub fn load(path: &Path, program: &Path, args: &[OsString]) -> Result<Policy, PolicyError> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read { path: origin.clone(), source })?;
+    let read_error = |source| PolicyError::Read { path: origin.clone(), source };
+    let mut text = String::new();
+    // At most one byte past the limit: a device or a runaway pipe is
+    // refused, not read until memory runs out.
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_POLICY_BYTES + 1).read_to_string(&mut text))
+        .map_err(read_error)?;
+    if text.len() as u64 > MAX_POLICY_BYTES {
+        return Err(PolicyError::TooLarge { path: origin, limit: MAX_POLICY_BYTES });
+    }
     if path.extension().is_some_and(|e| e == "lua") {
         lua::run_script(&text, &origin, &lua::Invocation { program, args })
     } else {
@@ -617,13 +633,15 @@ fn in_struct(outer: Option<&str>) -> String {
     }
 }
 
-/// Byte offset of a ron position (line and byte column, from 1).
+/// Byte offset of a ron position (line and byte column, from 1), moved
+/// back to the start of the character it falls in (ron's cursor may stop
+/// inside one).
 fn offset_of(text: &str, l: Location) -> Option<usize> {
     let mut start = 0;
     for _ in 1..l.line {
         start += text[start..].find('\n')? + 1;
     }
-    Some((start + (l.column.unwrap_or(1) as usize).saturating_sub(1)).min(text.len()))
+    Some(text.floor_char_boundary(start + (l.column.unwrap_or(1) as usize).saturating_sub(1)))
 }
 
 /// Line and column (from 1, column in characters) of a byte offset.

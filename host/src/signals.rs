@@ -455,3 +455,22 @@ pub fn die_with(sig: i32) -> ! {
     // would return here.
     std::process::exit(128 + sig)
 }
+
+/// Starts a thread of aarchx's own (a timer, a watchdog) with every
+/// signal blocked, so the guest's signals keep reaching the main thread.
+pub fn spawn_quiet(name: &str, body: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    // SAFETY: plain signal-mask calls on valid, initialised sigsets; the
+    // new thread inherits the blocked mask, this thread gets its old one
+    // back right after the spawn.
+    let old = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        old
+    };
+    let spawned = std::thread::Builder::new().name(name.into()).spawn(body);
+    // SAFETY: as above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    spawned.map(drop)
+}

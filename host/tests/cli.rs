@@ -65,6 +65,36 @@ fn x86_32bit_elf_is_126() {
 }
 
 #[test]
+fn truncated_segments_are_126() {
+    // A whole header and program header table, but the PT_LOAD segment it
+    // describes lies past the end of the file.
+    let mut elf = elf_header(2, 62, 2);
+    elf[24..32].copy_from_slice(&0x401000u64.to_le_bytes()); // entry
+    elf[32..40].copy_from_slice(&64u64.to_le_bytes()); // phoff
+    elf[54..56].copy_from_slice(&56u16.to_le_bytes()); // phentsize
+    elf[56..58].copy_from_slice(&1u16.to_le_bytes()); // phnum
+    let mut phdr = vec![0u8; 56];
+    phdr[0..4].copy_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+    phdr[16..24].copy_from_slice(&0x400000u64.to_le_bytes()); // vaddr
+    phdr[32..40].copy_from_slice(&0x10000u64.to_le_bytes()); // filesz
+    phdr[40..48].copy_from_slice(&0x10000u64.to_le_bytes()); // memsz
+    elf.extend_from_slice(&phdr);
+    let p = temp_file("truncated-segment", &elf);
+    let o = run(&mut aarchx(&[path_str(&p)]));
+    assert_one_line_error(&o, 126, &[path_str(&p), "segment 0 lies outside the file"]);
+}
+
+#[test]
+fn directory_and_device_are_126_and_never_read() {
+    let dir = std::env::temp_dir();
+    let o = run(&mut aarchx(&[path_str(&dir)]));
+    assert_one_line_error(&o, 126, &[path_str(&dir), "is a directory"]);
+    // Reading /dev/zero would never end.
+    let o = run(&mut aarchx(&["/dev/zero"]));
+    assert_one_line_error(&o, 126, &["/dev/zero: is a device, FIFO or socket"]);
+}
+
+#[test]
 fn dynamic_executable_runs() {
     let prog = common::guest_dir().join("dyn/argv");
     let o = run(&mut aarchx(&[path_str(&prog), "x"]));
@@ -87,6 +117,22 @@ fn unknown_pass_is_2() {
     );
     let o = run(&mut aarchx(&["--policy", path_str(&p), "/bin/true"]));
     assert_one_line_error(&o, 2, &["unknown.ron:4", "frobnicate"]);
+}
+
+#[test]
+fn wrong_option_type_names_file_line_and_option() {
+    let p = temp_file(
+        "kind.ron",
+        b"(\n    passes: [\n        (name: \"decode\", options: { \"max_insns\": \"many\" }),\n    ],\n)\n",
+    );
+    let o = run(&mut aarchx(&["--policy", path_str(&p), "/bin/true"]));
+    assert_one_line_error(&o, 2, &["kind.ron:3:", "option `max_insns` takes an integer, not a string"]);
+}
+
+#[test]
+fn endless_policy_file_is_2() {
+    let o = run(&mut aarchx(&["--policy", "/dev/zero", "/bin/true"]));
+    assert_one_line_error(&o, 2, &["/dev/zero: not a policy: larger than 1024 KiB"]);
 }
 
 #[test]

@@ -314,3 +314,33 @@ return { passes = { { name = "decode" } } }
     let has_sse2 = cpuinfo.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|w| w == "sse2"));
     assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("sse2={has_sse2}")), "{}", describe(&o));
 }
+
+#[test]
+fn endless_library_call_is_stopped_with_one_line() {
+    // string.rep of an empty string loops in C, where Lua's time check
+    // never runs: the watchdog ends aarchx shortly after the time limit,
+    // in the script, in a finalizer run when its state closes, and in
+    // on_region.
+    let dir = scratch("overrun");
+    for (name, script) in [
+        ("rep.lua", "local s = string.rep(\"\", 1 << 60)\nreturn { passes = { { name = \"decode\" } } }\n"),
+        (
+            "gc.lua",
+            "setmetatable({}, { __gc = function() string.rep(\"\", 1 << 60) end })\n\
+             return { passes = { { name = \"decode\" } } }\n",
+        ),
+    ] {
+        let lua = write(&dir, name, script);
+        let start = std::time::Instant::now();
+        let o = under(&host(), &lua, &guest("hello"), &[], &[]);
+        assert_one_line_error(&o, 2, &[&format!("aarchx: {}: stopped: ran longer than 1 s", lua.display())]);
+        assert!(start.elapsed() < std::time::Duration::from_secs(10), "{name}: {:?}", start.elapsed());
+    }
+    let hook = write(
+        &dir,
+        "hook.lua",
+        "function on_region(r)\n  string.rep(\"\", 1 << 60)\nend\nreturn { passes = { { name = \"decode\" }, { name = \"dce\" } } }\n",
+    );
+    let o = under(&host(), &hook, &guest("hello"), &[], &[]);
+    assert_one_line_error(&o, 4, &[&format!("aarchx: {}:1: stopped: ran longer than 1 s", hook.display())]);
+}

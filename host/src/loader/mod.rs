@@ -36,6 +36,8 @@ pub enum LoadError {
     NotFound(PathBuf),
     #[error("{}: cannot read: {source}", path.display())]
     Read { path: PathBuf, source: io::Error },
+    #[error("{}: is {what}, not a program", path.display())]
+    NotAFile { path: PathBuf, what: &'static str },
     #[error("{}: not a runnable x86-64 ELF: {reason}", path.display())]
     NotRunnable { path: PathBuf, reason: ElfError },
     #[error(
@@ -93,12 +95,98 @@ impl LoadedProgram {
     }
 }
 
-/// Reads the file at `path`.
+/// Reads the file at `path`, which must be a regular file (as for
+/// execve: reading a device or a FIFO might never end).
 fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
-    std::fs::read(path).map_err(|source| match source.kind() {
+    let error = |source: io::Error| match source.kind() {
         io::ErrorKind::NotFound => LoadError::NotFound(path.to_path_buf()),
         _ => LoadError::Read { path: path.to_path_buf(), source },
-    })
+    };
+    let kind = std::fs::metadata(path).map_err(error)?.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_dir() { "a directory" } else { "a device, FIFO or socket" };
+        return Err(LoadError::NotAFile { path: path.to_path_buf(), what });
+    }
+    std::fs::read(path).map_err(error)
+}
+
+/// Where an image's pages go and with which protections, computed from
+/// its headers alone (nothing is mapped).
+#[derive(Debug, PartialEq, Eq)]
+pub struct ImageLayout {
+    /// The image's lowest address as its headers give it, aligned down to
+    /// `align`.
+    pub lo: u64,
+    /// Its size from `lo`, up to the end of the highest segment's last page.
+    pub len: u64,
+    /// What an ET_DYN's load address is aligned to (a page for ET_EXEC).
+    pub align: u64,
+    /// The protection of the image's pages from `lo` on, run by run:
+    /// (bytes, `mem::PROT_*`). A page shared by two segments gets both
+    /// their permissions; a page no segment covers, none.
+    pub runs: Vec<(u64, u32)>,
+}
+
+/// Lays out the load segments of `elf`. The work is proportional to the
+/// number of segments, whatever their addresses span.
+pub fn image_layout(elf: &Elf) -> ImageLayout {
+    let align = match elf.kind {
+        ElfKind::Exec => GUEST_PAGE,
+        ElfKind::Dyn => elf
+            .segments
+            .iter()
+            .map(|s| s.align)
+            .filter(|a| a.is_power_of_two() && *a <= 1 << 30)
+            .fold(GUEST_PAGE, u64::max),
+    };
+    let lo = elf.segments.iter().map(|s| s.vaddr).min().unwrap_or(0) & !(align - 1);
+    // `elf::parse` keeps every segment below 2^47: no sum here overflows.
+    let end = elf.segments.iter().map(|s| s.vaddr + s.memsz).max().unwrap_or(0).next_multiple_of(GUEST_PAGE);
+    // Each segment adds its protection bits where its first page starts
+    // and takes them away where its last page ends (after it started: a
+    // segment covering no page has no edges); a count per bit says which
+    // are on between two such edges.
+    let mut edges: Vec<(u64, u32, bool)> = elf
+        .segments
+        .iter()
+        .map(|s| (s.vaddr & !(GUEST_PAGE - 1), (s.vaddr + s.memsz).next_multiple_of(GUEST_PAGE), s.prot))
+        .filter(|(first, last, _)| first < last)
+        .flat_map(|(first, last, prot)| [(first, prot, true), (last, prot, false)])
+        .collect();
+    edges.sort_unstable();
+    let mut counts = [0u32; 3];
+    let mut runs: Vec<(u64, u32)> = Vec::new();
+    let mut at = lo;
+    for (i, &(addr, prot, starts)) in edges.iter().enumerate() {
+        for (bit, count) in counts.iter_mut().enumerate() {
+            if prot & (1 << bit) != 0 {
+                *count = if starts { *count + 1 } else { *count - 1 };
+            }
+        }
+        let next = edges.get(i + 1).map_or(end, |e| e.0);
+        if next == addr {
+            continue;
+        }
+        let prot = (0..3).filter(|&bit| counts[bit] > 0).fold(0, |acc, bit| acc | 1 << bit);
+        if addr > at {
+            push_run(&mut runs, addr - at, 0);
+        }
+        push_run(&mut runs, next - addr, prot);
+        at = next;
+    }
+    if end > at {
+        push_run(&mut runs, end - at, 0);
+    }
+    ImageLayout { lo, len: end - lo, align, runs }
+}
+
+/// Appends `len` bytes of protection `prot`, extending the last run when
+/// it has the same.
+fn push_run(runs: &mut Vec<(u64, u32)>, len: u64, prot: u32) {
+    match runs.last_mut() {
+        Some(last) if last.1 == prot => last.0 += len,
+        _ => runs.push((len, prot)),
+    }
 }
 
 /// Maps the load segments of `elf` (read from `data`, the file at `path`)
@@ -107,44 +195,18 @@ fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
 /// after it (the main program). Returns the load bias.
 fn map_elf(memory: &mut GuestMemory, path: &Path, elf: &Elf, data: &[u8], brk: bool) -> Result<u64, LoadError> {
     let map_err = |what| move |errno| LoadError::Map { path: path.to_path_buf(), what, errno };
-    let lo = elf.segments.iter().map(|s| s.vaddr).min().unwrap_or(0) & !(GUEST_PAGE - 1);
-    let hi = elf.segments.iter().map(|s| s.vaddr + s.memsz).max().unwrap_or(0);
-    let (base, bias) = match elf.kind {
-        ElfKind::Exec => {
-            (memory.map_image(Some(lo), hi - lo, GUEST_PAGE, brk).map_err(map_err("the program image"))?, 0)
-        }
-        ElfKind::Dyn => {
-            let align = elf
-                .segments
-                .iter()
-                .map(|s| s.align)
-                .filter(|a| a.is_power_of_two() && *a <= 1 << 30)
-                .fold(GUEST_PAGE, u64::max);
-            let lo = lo & !(align - 1);
-            let base = memory.map_image(None, hi - lo, align, brk).map_err(map_err("the program image"))?;
-            (base, base - lo)
-        }
-    };
+    let layout = image_layout(elf);
+    let at = (elf.kind == ElfKind::Exec).then_some(layout.lo);
+    let base = memory.map_image(at, layout.len, layout.align, brk).map_err(map_err("the program image"))?;
+    let bias = base - layout.lo;
     for seg in &elf.segments {
         let bytes = &data[seg.offset as usize..][..seg.filesz as usize];
         memory.write_bytes(seg.vaddr + bias, bytes).map_err(map_err("a segment"))?;
     }
-    // Final protections, page by page: a page shared by two segments gets
-    // both their permissions; pages no segment covers, none.
-    let image_end = (hi + bias).next_multiple_of(GUEST_PAGE);
-    let mut prots = vec![0u32; ((image_end - base) / GUEST_PAGE) as usize];
-    for seg in &elf.segments {
-        let first = ((seg.vaddr + bias) & !(GUEST_PAGE - 1)) - base;
-        let last = (seg.vaddr + bias + seg.memsz).next_multiple_of(GUEST_PAGE) - base;
-        for p in &mut prots[(first / GUEST_PAGE) as usize..(last / GUEST_PAGE) as usize] {
-            *p |= seg.prot;
-        }
-    }
-    let mut page = 0;
-    for run in prots.chunk_by(|a, b| a == b) {
-        let start = base + page as u64 * GUEST_PAGE;
-        memory.mprotect(start, run.len() as u64 * GUEST_PAGE, u64::from(run[0])).map_err(map_err("a segment"))?;
-        page += run.len();
+    let mut start = base;
+    for &(len, prot) in &layout.runs {
+        memory.mprotect(start, len, u64::from(prot)).map_err(map_err("a segment"))?;
+        start += len;
     }
     tracing::debug!(path = %path.display(), kind = ?elf.kind, base = format_args!("{base:#x}"), "mapped");
     Ok(bias)
@@ -180,7 +242,7 @@ fn map_interpreter(
         return Err(LoadError::NestedInterpreter { program: program.to_path_buf(), interp: path });
     }
     let bias = map_elf(memory, &path, &elf, &data, false)?;
-    Ok((bias, elf.entry + bias))
+    Ok((bias, elf.entry.wrapping_add(bias)))
 }
 
 /// Loads the x86-64 executable at `path`, with its argument vector
@@ -193,7 +255,7 @@ pub fn load(path: &Path, argv: &[OsString], envp: &[OsString], root: &Rootfs) ->
     let bias = map_elf(&mut memory, path, &elf, &data, true)?;
     let (interp_base, entry) = match &elf.interp {
         Some(interp) => map_interpreter(&mut memory, path, interp, root)?,
-        None => (0, elf.entry + bias),
+        None => (0, elf.entry.wrapping_add(bias)),
     };
 
     let map_err = |what| move |errno| LoadError::Map { path: path.to_path_buf(), what, errno };
@@ -202,13 +264,13 @@ pub fn load(path: &Path, argv: &[OsString], envp: &[OsString], root: &Rootfs) ->
     let envp: Vec<&[u8]> = envp.iter().map(|e| e.as_bytes()).collect();
     let ids = crate::syscall::host_ids();
     let aux = [
-        (stack::AT_PHDR, elf.phdr_vaddr + bias),
+        (stack::AT_PHDR, elf.phdr_vaddr.wrapping_add(bias)),
         (stack::AT_PHENT, 56),
         (stack::AT_PHNUM, u64::from(elf.phnum)),
         (stack::AT_PAGESZ, GUEST_PAGE),
         (stack::AT_BASE, interp_base),
         (stack::AT_FLAGS, 0),
-        (stack::AT_ENTRY, elf.entry + bias),
+        (stack::AT_ENTRY, elf.entry.wrapping_add(bias)),
         (stack::AT_UID, u64::from(ids.uid)),
         (stack::AT_EUID, u64::from(ids.euid)),
         (stack::AT_GID, u64::from(ids.gid)),
@@ -260,6 +322,46 @@ mod tests {
         path
     }
 
+    /// An executable of kind `kind` with the load segments `segs`:
+    /// (vaddr, memsz, prot, align).
+    fn image(kind: ElfKind, segs: &[(u64, u64, u32, u64)]) -> Elf {
+        let segments = segs
+            .iter()
+            .map(|&(vaddr, memsz, prot, align)| elf::Segment { vaddr, memsz, offset: 0, filesz: 0, prot, align })
+            .collect();
+        Elf { kind, entry: 0x401000, phnum: 1, phdr_vaddr: 0, segments, interp: None }
+    }
+
+    #[test]
+    fn lays_out_pages_and_protections() {
+        use crate::mem::{PROT_EXEC as X, PROT_READ as R, PROT_WRITE as W};
+        let elf = elf::parse(&elf::testimage::static_exec(2, 0x400000, &[0xc3])).unwrap();
+        let layout = image_layout(&elf);
+        assert_eq!((layout.lo, layout.len, layout.align), (0x400000, 0x5000, GUEST_PAGE));
+        assert_eq!(layout.runs, [(0x1000, R), (0x1000, R | X), (0x3000, R | W)], "bss to its last page");
+        let shared = image(ElfKind::Exec, &[(0x400000, 0x800, R | X, 0x1000), (0x400800, 0x1000, R | W, 0x1000)]);
+        assert_eq!(image_layout(&shared).runs, [(0x1000, R | W | X), (0x1000, R | W)], "a shared page gets both");
+        let gap = image(ElfKind::Exec, &[(0x403000, 0x10, R, 0x1000), (0x400000, 0x1000, R, 0x1000)]);
+        assert_eq!(image_layout(&gap).runs, [(0x1000, R), (0x2000, 0), (0x1000, R)], "no access between");
+        let empty = image(ElfKind::Exec, &[(0x400000, 0x1000, R, 0x1000), (0x402000, 0, R | W, 0x1000)]);
+        assert_eq!(image_layout(&empty).runs, [(0x1000, R), (0x1000, 0)], "a segment of no page adds none");
+        let aligned = image(ElfKind::Dyn, &[(0x201000, 0x1000, R | X, 0x200000)]);
+        let layout = image_layout(&aligned);
+        assert_eq!((layout.lo, layout.len, layout.align), (0x200000, 0x2000, 0x200000));
+        assert_eq!(layout.runs, [(0x1000, 0), (0x1000, R | X)]);
+    }
+
+    #[test]
+    fn lays_out_a_huge_span_in_few_runs() {
+        use crate::mem::PROT_READ as R;
+        // Once a vector of one entry per page: 2^35 of them.
+        let top = (1 << 47) - 0x1000;
+        let elf = image(ElfKind::Exec, &[(0x1000, 0x1000, R, 0x1000), (top, 0x1000, R, 0x1000)]);
+        let layout = image_layout(&elf);
+        assert_eq!((layout.lo, layout.len), (0x1000, top));
+        assert_eq!(layout.runs, [(0x1000, R), (top - 0x2000, 0), (0x1000, R)]);
+    }
+
     #[test]
     fn missing_and_unrunnable_files() {
         let err = load(Path::new("/nonexistent/aarchx-test"), &[], &[], &host_root()).unwrap_err();
@@ -270,7 +372,10 @@ mod tests {
         assert_eq!(err.exit_status(), 126);
         assert!(err.to_string().ends_with(": not a runnable x86-64 ELF: not an ELF file (bad magic)"), "{err}");
         std::fs::remove_file(path).unwrap();
-        assert_eq!(load(Path::new("/"), &[], &[], &host_root()).unwrap_err().exit_status(), 126);
+        let dir = load(Path::new("/"), &[], &[], &host_root()).unwrap_err();
+        assert_eq!((dir.exit_status(), dir.to_string().as_str()), (126, "/: is a directory, not a program"));
+        let device = load(Path::new("/dev/zero"), &[], &[], &host_root()).unwrap_err();
+        assert_eq!(device.to_string(), "/dev/zero: is a device, FIFO or socket, not a program", "never read");
     }
 
     #[test]

@@ -105,7 +105,7 @@ impl Pass for NativePass {
 
 /// What a plugin's `run` returned (native or WASM): the decoded and
 /// verified region, or the failure.
-pub(super) fn region_from_output(status: i32, output: &[u8]) -> Result<Region, PassError> {
+pub(crate) fn region_from_output(status: i32, output: &[u8]) -> Result<Region, PassError> {
     match status {
         STATUS_OK => {}
         STATUS_ERROR => return Err(PassError(one_line(output))),

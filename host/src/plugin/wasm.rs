@@ -122,22 +122,10 @@ fn ensure_ticker(engine: &'static Engine) -> Result<(), String> {
     if TICKER_PID.load(Ordering::Relaxed) == pid {
         return Ok(());
     }
-    // SAFETY: plain signal-mask calls on valid, initialised sigsets; the
-    // new thread inherits the blocked mask, this thread gets its old one
-    // back right after the spawn.
-    let old = unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-        old
-    };
-    let spawned = std::thread::Builder::new().name("aarchx-wasm-epoch".into()).spawn(move || loop {
+    let spawned = crate::signals::spawn_quiet("aarchx-wasm-epoch", move || loop {
         std::thread::sleep(TICK);
         engine.increment_epoch();
     });
-    // SAFETY: as above.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
     spawned.map_err(|e| format!("cannot start the WASM time-limit thread: {e}"))?;
     TICKER_PID.store(pid, Ordering::Relaxed);
     Ok(())

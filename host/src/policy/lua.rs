@@ -14,7 +14,9 @@
 //! `string`, `table`, `math`, `utf8`, `coroutine`; from `os` only `getenv`,
 //! `time`, `clock`, `date` and `difftime`; no `io`, no `debug`, no C
 //! modules. Memory is capped and a script or hook call that runs longer
-//! than a second is stopped with an error.
+//! than a second is stopped with an error; one that runs on inside a call
+//! to Lua's C library, where that check cannot reach, is ended by
+//! `super::watchdog`, which stops aarchx with the same kind of error.
 
 use std::cell::Cell;
 use std::ffi::OsString;
@@ -28,7 +30,10 @@ use std::time::{Duration, Instant};
 use mlua::{DebugEvent, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, VmState};
 
 use super::lua_value::from_lua;
+use super::watchdog::watched;
 use super::{error_words, Location, Place, Policy, PolicyError};
+use crate::run::RunError;
+use crate::translate::TranslateError;
 
 /// The name Lua knows the script by; positions in its messages are
 /// rewritten to the policy's real file name.
@@ -112,12 +117,15 @@ impl RegionHook {
             r.set("executions", facts.executions)?;
             hook.function.call(r)
         };
-        let value = std::panic::catch_unwind(std::panic::AssertUnwindSafe(call))
-            .map_err(|_| self.error("on_region panicked inside aarchx".into()))?
-            .map_err(|e| {
-                let (at, message) = describe(&e, &hook.origin, Some(hook.line));
-                HookError { at, message }
-            })?;
+        let overrun = RunError::Translate(TranslateError::Hook(self.error(overrun_message())));
+        let (line, status) = (format!("aarchx: {overrun}"), overrun.exit_status());
+        let value =
+            watched(hook.deadline.get(), line, status, || std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)))
+                .map_err(|_| self.error("on_region panicked inside aarchx".into()))?
+                .map_err(|e| {
+                    let (at, message) = describe(&e, &hook.origin, Some(hook.line));
+                    HookError { at, message }
+                })?;
         let bad = |what: &str| self.error(format!("on_region must return nil or a list of pass names, not {what}"));
         match value {
             Value::Nil => Ok(Vec::new()),
@@ -150,12 +158,29 @@ impl RegionHook {
 /// turns the table it returns into a [`Policy`]; a global function
 /// `on_region` becomes its region hook.
 pub fn run_script(text: &str, origin: &str, guest: &Invocation<'_>) -> Result<Policy, PolicyError> {
+    let deadline = Rc::new(Cell::new(Instant::now() + TIME_LIMIT));
+    let overrun = RunError::Policy(PolicyError::Lua {
+        at: Place { origin: origin.to_string(), at: None },
+        message: overrun_message(),
+    });
+    let (line, status) = (format!("aarchx: {overrun}"), overrun.exit_status());
+    watched(deadline.get(), line, status, || evaluate(text, origin, guest, deadline))
+}
+
+/// [`run_script`]'s work, all of it watched: the script, reading its
+/// table (which may run the collector, and so finalizers), and closing
+/// the Lua state when there is no hook (every finalizer left runs then).
+fn evaluate(
+    text: &str,
+    origin: &str,
+    guest: &Invocation<'_>,
+    deadline: Rc<Cell<Instant>>,
+) -> Result<Policy, PolicyError> {
     let lua_error = |e: &mlua::Error| {
         let (at, message) = describe(e, origin, None);
         PolicyError::Lua { at, message }
     };
     let lua = sandbox(guest).map_err(|e| lua_error(&e))?;
-    let deadline = Rc::new(Cell::new(Instant::now() + TIME_LIMIT));
     // The line of the main chunk's `return`, where field errors point.
     let return_line = Rc::new(Cell::new(None));
     {
@@ -206,6 +231,12 @@ pub fn run_script(text: &str, origin: &str, guest: &Invocation<'_>) -> Result<Po
         }
     };
     Ok(policy)
+}
+
+/// What ends a call into the script that runs on inside Lua's library,
+/// past the time limit (see `super::watchdog`).
+fn overrun_message() -> String {
+    format!("stopped: ran longer than {} s inside a call to Lua's library", TIME_LIMIT.as_secs())
 }
 
 /// A Lua state with the sandboxed libraries and the `aarchx` table.

@@ -32,6 +32,10 @@ commands:
   bench    setup + bench set-up (peer, plugin, kernels) + build, then the
            benchmark harness; arguments after `bench` go to bench/run.py
            (see docs/benchmarks.md)
+  fuzz TARGET [SECONDS]
+           build the libFuzzer binary of one fuzz target (fuzz/) and run it
+           for SECONDS (default 300); inputs that reach new code join
+           fuzz/corpus/TARGET (see docs/fuzzing.md)
 ";
 
 type Result<T = (), E = String> = std::result::Result<T, E>;
@@ -52,6 +56,7 @@ fn main() -> ExitCode {
         Some("demo") => demo(&cx),
         Some("test") => test(&cx),
         Some("bench") => bench(&cx, &args[1..]),
+        Some("fuzz") => fuzz(&cx, &args[1..]),
         Some("help" | "-h" | "--help") => {
             print!("{USAGE}");
             Ok(())
@@ -691,4 +696,62 @@ fn bench(cx: &Cx, args: &[String]) -> Result {
     let args = args.strip_prefix(&["--".to_string()]).unwrap_or(args);
     // The harness records `./x bench ARGS` as the command that made the table.
     run(Command::new(python).arg("bench/run.py").args(args).env("AARCHX_BENCH_VIA_XTASK", "1").current_dir(&cx.root))
+}
+
+// ---------------------------------------------------------------------------
+// fuzz (see docs/fuzzing.md)
+
+/// What cargo-fuzz passes rustc: libFuzzer's coverage instrumentation.
+const FUZZ_RUSTFLAGS: &str = "-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+    -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+    -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing";
+
+fn fuzz(cx: &Cx, args: &[String]) -> Result {
+    let corpora = cx.root.join("fuzz/corpus");
+    let mut targets: Vec<String> = std::fs::read_dir(&corpora)
+        .map_err(|e| format!("{}: {e}", corpora.display()))?
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    targets.sort();
+    let usage = || format!("usage: ./x fuzz TARGET [SECONDS]; targets: {}", targets.join(", "));
+    let (target, seconds) = match args {
+        [t] => (t, 300),
+        [t, s] => (t, s.parse::<u64>().map_err(|_| format!("`{s}` is not a number of seconds; {}", usage()))?),
+        _ => return Err(usage()),
+    };
+    if !targets.contains(target) {
+        return Err(format!("unknown fuzz target `{target}`; {}", usage()));
+    }
+    // Its own target folder: every crate is built with other flags. An
+    // explicit --target keeps them off build scripts and proc macros.
+    let target_dir = cx.target_dir.join("fuzz");
+    let triple = format!("{}-unknown-linux-gnu", env::consts::ARCH);
+    run(cx
+        .cargo()
+        .current_dir(cx.root.join("fuzz"))
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .env("RUSTFLAGS", FUZZ_RUSTFLAGS.split_whitespace().collect::<Vec<_>>().join(" "))
+        .args(["build", "--release", "--target", &triple, "--bin", target]))?;
+    let bin = target_dir.join(&triple).join("release").join(target);
+    // New inputs go to a scratch corpus first; the merge below adds to the
+    // repository's only those that reach code no input there reaches.
+    let scratch = target_dir.join("corpus").join(target);
+    let artifacts = target_dir.join("artifacts").join(target);
+    for dir in [&scratch, &artifacts] {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let corpus = corpora.join(target);
+    let fuzzer = || {
+        let mut cmd = Command::new("nice");
+        cmd.arg("-n10").arg(&bin).current_dir(&cx.root);
+        cmd
+    };
+    run(fuzzer()
+        .arg(format!("-max_total_time={seconds}"))
+        .args(["-timeout=10", "-rss_limit_mb=2048", "-max_len=65536", "-print_final_stats=1"])
+        .arg(format!("-artifact_prefix={}/", artifacts.display()))
+        .arg(&scratch)
+        .arg(&corpus))
+    .map_err(|e| format!("{e}\nthe input that failed is in {}", cx.rel(&artifacts).display()))?;
+    run(fuzzer().arg("-merge=1").arg(&corpus).arg(&scratch))
 }
