@@ -1,6 +1,6 @@
 //! The executors behind one interface: the IR interpreter everywhere, and
 //! on aarch64 hosts the JIT, which falls back to the interpreter for any
-//! region it declines and, in verify mode, checks itself against it.
+//! region it declines, and runs a region journaled for verify mode.
 
 #[cfg(target_arch = "aarch64")]
 use std::collections::HashSet;
@@ -10,8 +10,7 @@ use aarchx_ir::{GuestState, Region};
 use crate::interp::{self, RegionExit};
 use crate::policy::{Backend, Policy};
 use crate::syscall::Process;
-#[cfg(target_arch = "aarch64")]
-use crate::verify::Verifier;
+use crate::verify::Run;
 
 /// How translated regions are executed.
 pub enum Engine {
@@ -20,7 +19,6 @@ pub enum Engine {
     Jit {
         jit: crate::jit::Jit,
         declined: HashSet<u64>,
-        verifier: Option<Verifier>,
     },
 }
 
@@ -42,7 +40,6 @@ impl Engine {
             Backend::Jit => Ok(Engine::Jit {
                 jit: crate::jit::Jit::new().map_err(|e| EngineError::Setup(e.to_string()))?,
                 declined: HashSet::new(),
-                verifier: policy.verify.map(Verifier::new),
             }),
             #[cfg(not(target_arch = "aarch64"))]
             Backend::Jit => {
@@ -65,14 +62,7 @@ impl Engine {
         match self {
             Engine::Interp => Ok(interp::run_region(region, state, &mut process.mem)),
             #[cfg(target_arch = "aarch64")]
-            Engine::Jit { jit, declined, verifier } => {
-                if let Some(v) = verifier {
-                    if let Some(exit) = v.maybe_check(jit, region, state, process)? {
-                        return Ok(exit);
-                    }
-                }
-                run_jit(jit, declined, region, state, process)
-            }
+            Engine::Jit { jit, declined } => run_jit(jit, declined, region, state, process),
         }
     }
 
@@ -82,12 +72,9 @@ impl Engine {
         match self {
             Engine::Interp => {}
             #[cfg(target_arch = "aarch64")]
-            Engine::Jit { jit, declined, verifier } => {
+            Engine::Jit { jit, declined } => {
                 jit.invalidate(start, len);
                 declined.retain(|a| !(start..start.saturating_add(len)).contains(a));
-                if let Some(v) = verifier {
-                    v.invalidate(start, len);
-                }
             }
         }
     }
@@ -102,14 +89,55 @@ impl Engine {
         }
     }
 
-    /// The verify-mode summary line, if verify mode is on.
-    pub fn summary(&self) -> Option<String> {
+    /// Runs `region` from `start` on the JIT with its stores journaled,
+    /// then undoes them: what verify mode compares with the interpreter.
+    /// `None` without a JIT, when the JIT declines the region, or when the
+    /// run faults (its state is then not exact).
+    #[cfg_attr(not(target_arch = "aarch64"), allow(unused_variables, reason = "only the JIT runs journaled"))]
+    pub fn run_journaled(&mut self, region: &Region, start: &GuestState, process: &mut Process) -> Option<Run> {
         match self {
             Engine::Interp => None,
             #[cfg(target_arch = "aarch64")]
-            Engine::Jit { verifier, .. } => verifier.as_ref().map(Verifier::summary),
+            Engine::Jit { jit, .. } => run_journaled(jit, region, start, process),
         }
     }
+}
+
+#[cfg(target_arch = "aarch64")]
+fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState, process: &mut Process) -> Option<Run> {
+    use crate::jit::CompileOptions;
+    use crate::machine::Machine;
+    use aarchx_ir::Type;
+
+    let journaled = CompileOptions { journal: true };
+    let block = match jit.lookup_with(region.entry, journaled) {
+        Some(b) => b,
+        None => jit.compile(region, journaled, true).ok()?,
+    };
+    let mut state = *start;
+    let mem = &mut process.mem;
+    // SAFETY: as for any JIT run (see `run_jit`): guest addresses are
+    // identity-mapped and no Rust reference into guest memory is alive.
+    let out = unsafe { jit.run(block, &mut state, &mut |h, s| mem.helper(h, s)) };
+    if matches!(out.exit, RegionExit::Fault { .. }) {
+        // The faulting store's own entry may name memory that cannot be
+        // written back: `undo` skips it.
+        crate::signal::probe::undo(jit.journal());
+        return None;
+    }
+    let mut stored = crate::verify::Stored::new();
+    for e in jit.journal() {
+        for i in 0..e.size.min(16) {
+            stored.entry(e.addr + i).or_insert((e.old[i as usize], 0));
+        }
+    }
+    for (addr, (_, new)) in stored.iter_mut() {
+        *new = mem.load(*addr, Type::I8) as u8;
+    }
+    // SAFETY: rolls back exactly the stores the journaled run made, to
+    // memory that was writable for them.
+    unsafe { jit.rollback() };
+    Some(Run { state, exit: out.exit, stored })
 }
 
 /// Whether `region` calls a runtime helper that may write guest memory
@@ -148,7 +176,7 @@ fn run_jit(
         None => {
             // Whether a `probe_indirect` may leave for this block without
             // writing the flags (see `crate::jit::ibtc::FLAGS_DEAD_BIT`).
-            let reads_flags = aarchx_passes::dead_flags::reads_status_flags(&process.mem, rip);
+            let reads_flags = aarchx_passes::dead_flags::reads_status_flags(region);
             let compiled = match jit.compile(region, options, reads_flags) {
                 Err(Decline::CacheFull) => {
                     jit.reset();

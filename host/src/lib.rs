@@ -15,6 +15,7 @@ pub mod jit;
 pub mod loader;
 pub mod machine;
 pub mod mem;
+pub mod panics;
 pub mod plugin;
 pub mod policy;
 pub mod run;
@@ -22,6 +23,5 @@ pub mod signal;
 pub mod signals;
 pub mod syscall;
 pub mod translate;
-#[cfg(target_arch = "aarch64")]
 pub mod verify;
 pub mod x87;

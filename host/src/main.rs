@@ -53,12 +53,16 @@ Exit status:
   kills itself with the same signal.
   2    usage error, a policy that does not load or validate, or a guest
        root that does not exist or is not a directory
-  3    verify mode found a translated block that disagrees with the interpreter
-  4    translation failed (a pass failed or produced invalid IR, or a Lua
-       policy's on_region hook failed)
+  3    verify mode found a translated block that disagrees with the
+       interpreter or with the block's reference translation
+  4    translation failed: the lifter or a plugin pass failed or produced
+       invalid IR, a Lua policy's on_region hook failed, or, under verify
+       mode, any pass failed (otherwise a built-in pass that fails on a
+       block is left out of it, with a warning)
   126  PROGRAM is not a runnable x86-64 ELF executable, or its dynamic
        loader is not in the guest root
   127  PROGRAM was not found
+  101  an internal error (a bug in aarchx), reported on one line
 ";
 
 /// The options given before PROGRAM.
@@ -133,6 +137,7 @@ fn init_logging() {
 
 fn main() -> ExitCode {
     init_logging();
+    aarchx::panics::install_hook();
     let command = match parse_args(std::env::args_os().skip(1)) {
         Ok(c) => c,
         Err(msg) => {

@@ -17,7 +17,8 @@ use crate::mem::GuestMemory;
 use crate::plugin::{PluginError, Registry};
 use crate::policy::{Policy, PolicyError};
 use crate::syscall::{self, Process, SyscallOutcome, SYSCALL_LEN};
-use crate::translate::{Pipeline, TranslateError};
+use crate::translate::{PassFailure, Pipeline, TranslateError, Variant};
+use crate::verify::Verifier;
 
 /// Why aarchx itself could not run the guest to completion.
 #[derive(Debug, thiserror::Error)]
@@ -48,12 +49,12 @@ impl RunError {
     }
 }
 
-/// Translated regions by guest entry address, and what translating them
-/// produced and cost.
+/// Translated regions by guest entry address and variant, and what
+/// translating them produced and cost.
 #[derive(Default)]
 struct Cache {
-    /// Each region with the guest byte ranges its instructions came from.
-    regions: HashMap<u64, (Rc<Region>, Vec<(u64, u64)>)>,
+    /// Each region with the guest byte ranges it depends on.
+    regions: HashMap<(u64, Variant), (Rc<Region>, Vec<(u64, u64)>)>,
     translated: u64,
     guest_insns: u64,
     ir_insts: u64,
@@ -64,28 +65,34 @@ struct Cache {
 }
 
 impl Cache {
+    /// The `variant` translation of the code at `rip`, translated on a
+    /// miss.
     fn get_or_translate(
         &mut self,
         rip: u64,
+        variant: Variant,
         pipeline: &mut Pipeline,
         mem: &GuestMemory,
     ) -> Result<Rc<Region>, TranslateError> {
-        let executions = self.lookups.as_mut().map_or(0, |l| {
-            let n = l.entry(rip).or_default();
-            *n += 1;
-            *n - 1
-        });
-        if let Some((r, _)) = self.regions.get(&rip) {
+        let executions = match (&mut self.lookups, variant) {
+            (Some(l), Variant::Policy) => {
+                let n = l.entry(rip).or_default();
+                *n += 1;
+                *n - 1
+            }
+            _ => 0,
+        };
+        if let Some((r, _)) = self.regions.get(&(rip, variant)) {
             return Ok(r.clone());
         }
         let started = std::time::Instant::now();
-        let region = Rc::new(pipeline.translate(rip, mem, executions)?);
+        let region = Rc::new(pipeline.translate(rip, mem, executions, variant)?);
         self.translate_ns += started.elapsed().as_nanos();
         self.translated += 1;
         self.guest_insns += region.guest_insns().count() as u64;
         self.ir_insts += region.blocks.iter().map(|b| b.insts.len() as u64).sum::<u64>();
         tracing::trace!(entry = format_args!("{rip:#x}"), "translated region\n{}", aarchx_ir::print::print(&region));
-        self.regions.insert(rip, (region.clone(), region.guest_ranges()));
+        self.regions.insert((rip, variant), (region.clone(), region.guest_ranges()));
         Ok(region)
     }
 
@@ -110,8 +117,12 @@ pub fn run(
 ) -> Result<u8, RunError> {
     let registry = Registry::with_plugins(aarchx_passes::BUILTIN, &policy.plugins, policy.base_dir())?;
     let passes = policy.validate(&registry)?;
-    let mut pipeline = Pipeline::new(&passes, policy.translation_config(), policy.region_hook.clone())?;
+    // Under verify mode a pass's failure must fail the run, not be worked
+    // around.
+    let on_failure = if policy.verify.is_some() { PassFailure::Fail } else { PassFailure::Fallback };
+    let mut pipeline = Pipeline::new(&passes, policy.translation_config(), policy.region_hook.clone(), on_failure)?;
     let mut engine = Engine::new(policy)?;
+    let mut verifier = policy.verify.map(Verifier::new);
     let mut argv: Vec<OsString> = vec![argv0.unwrap_or(program.as_os_str()).to_owned()];
     argv.extend(args.iter().cloned());
     let envp: Vec<OsString> = std::env::vars_os()
@@ -127,13 +138,21 @@ pub fn run(
     let mut cache = Cache { lookups: pipeline.has_region_hook().then(HashMap::new), ..Cache::default() };
     loop {
         process.deliver_signals(&mut state);
-        let region = cache.get_or_translate(state.rip, &mut pipeline, &process.mem)?;
-        tracing::trace!(target: "aarchx::exec", "{:#x}", state.rip);
+        let rip = state.rip;
+        let region = cache.get_or_translate(rip, Variant::Policy, &mut pipeline, &process.mem)?;
+        tracing::trace!(target: "aarchx::exec", "{rip:#x}");
         // The state to replay a faulting region from: kept only while the
         // guest handles memory faults (a 576-byte copy per dispatch).
         let entry = process.catches_memory_faults().then_some(state);
-        let exit = engine.execute(&region, &mut state, &mut process);
-        let mut exit = exit.inspect_err(|_| report_summary(&engine, &mut pipeline, &cache))?;
+        let due = verifier.as_mut().is_some_and(|v| v.due(&region));
+        let exit = match verifier.as_mut().filter(|_| due) {
+            Some(v) => {
+                let reference = cache.get_or_translate(rip, Variant::Reference, &mut pipeline, &process.mem)?;
+                v.check(&mut engine, &region, &reference, &mut state, &mut process)
+            }
+            None => engine.execute(&region, &mut state, &mut process),
+        };
+        let mut exit = exit.inspect_err(|_| report_summary(verifier.as_ref(), &engine, &mut pipeline, &cache))?;
         if let (RegionExit::Fault { from_jit: true, .. }, Some(entry)) = (&exit, entry) {
             // Not exact from the JIT: the interpreter replays the region
             // (run journaled, so alone and with its stores undone: see
@@ -151,12 +170,15 @@ pub fn run(
             RegionExit::Jump { kind: ExitKind::Syscall } => match syscall::syscall(&mut process, &mut state) {
                 SyscallOutcome::Continue => None,
                 SyscallOutcome::Exit(status) => {
-                    report_summary(&engine, &mut pipeline, &cache);
+                    report_summary(verifier.as_ref(), &engine, &mut pipeline, &cache);
                     return Ok(status as u8);
                 }
                 SyscallOutcome::CodeChanged { start, len } => {
                     cache.invalidate(start, len);
                     engine.invalidate(start, len);
+                    if let Some(v) = &mut verifier {
+                        v.invalidate(start, len);
+                    }
                     None
                 }
             },
@@ -165,7 +187,7 @@ pub fn run(
             RegionExit::Fault { fault, .. } => process.fault(&mut state, fault),
         };
         if let Some(sig) = fatal {
-            report_summary(&engine, &mut pipeline, &cache);
+            report_summary(verifier.as_ref(), &engine, &mut pipeline, &cache);
             crate::signals::die_with(sig);
         }
     }
@@ -176,9 +198,9 @@ pub fn run(
 /// logs the translation totals at debug level and,
 /// with `AARCHX_STATS` set, prints them as one `aarchx-stats:` line (what
 /// the benchmark harness reads).
-fn report_summary(engine: &Engine, pipeline: &mut Pipeline, cache: &Cache) {
-    if let Some(line) = engine.summary() {
-        eprintln!("{line}");
+fn report_summary(verifier: Option<&Verifier>, engine: &Engine, pipeline: &mut Pipeline, cache: &Cache) {
+    if let Some(v) = verifier {
+        eprintln!("{}", v.summary());
     }
     for line in pipeline.finish() {
         eprintln!("{line}");

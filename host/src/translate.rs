@@ -1,9 +1,18 @@
 //! The translation pipeline: runs the policy's passes, in order, over one
 //! region of guest code, and checks the IR with the verifier after each.
 //! A plugin pass that fails aborts the translation or, under its plugin's
-//! `on_failure: Skip`, is left out for that region and counted. A Lua
-//! policy's `on_region` hook, asked once the decode-stage passes have run,
-//! switches later passes off for that region.
+//! `on_failure: Skip`, is left out for that region and counted. A built-in
+//! pass that fails (an error, a panic, IR the verifier rejects) is a bug of
+//! aarchx's: the region is translated by the reference pipeline instead,
+//! with one warning line, or, under verify mode, the translation fails. A
+//! Lua policy's `on_region` hook, asked once the decode-stage passes have
+//! run, switches later passes off for that region.
+//!
+//! The *reference* translation of a region runs only the policy's
+//! decode-stage passes (the lifter) and its lowering-stage passes (what
+//! the backend's contract requires, such as memory order): the IR that
+//! defines what the guest code does, against which verify mode checks the
+//! optimised one.
 //!
 //! The `count` instructions a pass emits are renumbered to global counters
 //! right after it (see [`crate::counters`]); when the guest ends,
@@ -17,6 +26,7 @@ use aarchx_ir::Region;
 use aarchx_pass::{GuestCode, Pass, PassContext, PassError, Report, Stage, TranslationConfig};
 
 use crate::counters::{CounterError, PassCounters};
+use crate::panics::without_panicking;
 
 use crate::plugin::{Plugin, PluginError};
 use crate::policy::lua::{HookError, RegionFacts, RegionHook};
@@ -38,6 +48,44 @@ pub enum TranslateError {
     Hook(#[from] HookError),
     #[error("pass `{pass}` instrumented the region at {entry:#x} wrongly: {error}")]
     Counters { pass: String, entry: u64, error: CounterError },
+    #[error("pass `{pass}` panicked on the region at {entry:#x}: {message}")]
+    Panic { pass: String, entry: u64, message: String },
+}
+
+impl TranslateError {
+    /// The built-in pass that failed, if a built-in pass did (a plugin's
+    /// failures follow its `on_failure`, the hook's are the policy's).
+    fn builtin_pass(&self) -> Option<&str> {
+        match self {
+            TranslateError::Pass { pass, .. }
+            | TranslateError::Invalid { pass, .. }
+            | TranslateError::Counters { pass, .. }
+            | TranslateError::Panic { pass, .. } => Some(pass),
+            TranslateError::Plugin { .. } | TranslateError::Hook(_) => None,
+        }
+    }
+}
+
+/// Failing regions warned about one by one; past these only the total is
+/// reported, at exit.
+const FALLBACK_WARNINGS: u64 = 10;
+
+/// Which translation of a region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// Every pass of the policy.
+    Policy,
+    /// The decode and lowering stages only (see the module comment).
+    Reference,
+}
+
+/// What a built-in pass failing on a region does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassFailure {
+    /// Warn and run the region's reference translation.
+    Fallback,
+    /// Fail the translation (verify mode: a test must see the bug).
+    Fail,
 }
 
 /// One instantiated pass of the pipeline.
@@ -59,6 +107,10 @@ pub struct Pipeline {
     config: TranslationConfig,
     check_each_pass: bool,
     hook: Option<RegionHook>,
+    on_failure: PassFailure,
+    /// Regions whose built-in pass failed and that run their reference
+    /// translation instead.
+    fell_back: u64,
     /// Whether `finish` has run.
     finished: bool,
 }
@@ -72,6 +124,7 @@ impl Pipeline {
         passes: &[ValidatedPass<'_>],
         config: TranslationConfig,
         hook: Option<RegionHook>,
+        on_failure: PassFailure,
     ) -> Result<Pipeline, PluginError> {
         let steps = passes
             .iter()
@@ -82,7 +135,15 @@ impl Pipeline {
                 Ok(Step { name, stage, pass: p.instantiate()?, plugin, skipped: 0, counters })
             })
             .collect::<Result<_, PluginError>>()?;
-        Ok(Pipeline { passes: steps, config, check_each_pass: cfg!(debug_assertions), hook, finished: false })
+        Ok(Pipeline {
+            passes: steps,
+            config,
+            check_each_pass: cfg!(debug_assertions),
+            hook,
+            on_failure,
+            fell_back: 0,
+            finished: false,
+        })
     }
 
     /// Whether a region hook wants each region's execution count.
@@ -93,7 +154,8 @@ impl Pipeline {
     /// One line per plugin pass that was skipped on some regions, for the
     /// report at exit.
     pub fn summary(&self) -> Vec<String> {
-        self.passes
+        let mut lines: Vec<String> = self
+            .passes
             .iter()
             .filter(|s| s.skipped > 0)
             .map(|s| {
@@ -103,24 +165,89 @@ impl Pipeline {
                     s.name, s.skipped
                 )
             })
-            .collect()
+            .collect();
+        if self.fell_back > FALLBACK_WARNINGS {
+            lines.push(format!(
+                "aarchx: warning: {} regions ran their reference translation after a pass failed on them",
+                self.fell_back
+            ));
+        }
+        lines
     }
 
-    /// Translates the guest code at `entry` into IR. `executions` is how
-    /// often the dispatcher looked `entry` up before (for the region hook).
-    pub fn translate(&mut self, entry: u64, code: &dyn GuestCode, executions: u64) -> Result<Region, TranslateError> {
+    /// Translates the guest code at `entry` into IR, as `variant` asks.
+    /// `executions` is how often the dispatcher looked `entry` up before
+    /// (for the region hook). A built-in pass that fails on the region
+    /// gives its reference translation, with a warning on stderr, unless
+    /// the pipeline was made with [`PassFailure::Fail`].
+    pub fn translate(
+        &mut self,
+        entry: u64,
+        code: &dyn GuestCode,
+        executions: u64,
+        variant: Variant,
+    ) -> Result<Region, TranslateError> {
+        match self.run_passes(entry, code, executions, variant) {
+            Err(e) if variant == Variant::Policy && self.on_failure == PassFailure::Fallback && self.optional(&e) => {
+                self.fell_back += 1;
+                if self.fell_back <= FALLBACK_WARNINGS {
+                    eprintln!("aarchx: warning: {e}; running its reference translation");
+                }
+                self.run_passes(entry, code, executions, Variant::Reference)
+            }
+            other => other,
+        }
+    }
+
+    /// Whether the pass that failed with `e` is one the reference
+    /// translation leaves out: a built-in pass after the decode stage.
+    fn optional(&self, e: &TranslateError) -> bool {
+        e.builtin_pass().is_some_and(|name| {
+            self.passes.iter().any(|s| s.name == name && !matches!(s.stage, Stage::Decode | Stage::Lowering))
+        })
+    }
+
+    /// Runs the passes `variant` takes over a new region at `entry`.
+    fn run_passes(
+        &mut self,
+        entry: u64,
+        code: &dyn GuestCode,
+        executions: u64,
+        variant: Variant,
+    ) -> Result<Region, TranslateError> {
         let mut region = Region::new(entry);
         let cx = PassContext { code, config: &self.config };
         let last = self.passes.len().saturating_sub(1);
         let mut off: Vec<bool> = Vec::new();
         for i in 0..self.passes.len() {
-            if self.passes[i].stage != Stage::Decode && i > 0 && self.passes[i - 1].stage == Stage::Decode {
+            let in_variant = match variant {
+                Variant::Policy => true,
+                Variant::Reference => matches!(self.passes[i].stage, Stage::Decode | Stage::Lowering),
+            };
+            if variant == Variant::Policy
+                && self.passes[i].stage != Stage::Decode
+                && i > 0
+                && self.passes[i - 1].stage == Stage::Decode
+            {
                 off = self.passes_off(&region, executions)?;
             }
             let step = &mut self.passes[i];
-            if off.get(i).copied().unwrap_or(false) {
+            let ran = if !in_variant {
+                Ok(())
+            } else if off.get(i).copied().unwrap_or(false) {
                 tracing::trace!(pass = step.name, entry = format_args!("{entry:#x}"), "switched off by on_region");
-            } else if let Err(error) = step.pass.run(&cx, &mut region) {
+                Ok(())
+            } else {
+                let (pass, region) = (&mut step.pass, &mut region);
+                match without_panicking(|| pass.run(&cx, region)) {
+                    Ok(result) => result,
+                    Err(message) if step.plugin.is_none() => {
+                        return Err(TranslateError::Panic { pass: step.name.clone(), entry, message })
+                    }
+                    Err(message) => Err(PassError(format!("panicked: {message}"))),
+                }
+            };
+            if let Err(error) = ran {
                 // A failed plugin pass leaves the region as it was.
                 match &step.plugin {
                     None => return Err(TranslateError::Pass { pass: step.name.clone(), entry, error }),
@@ -141,7 +268,7 @@ impl Pipeline {
                         })
                     }
                 }
-            } else {
+            } else if in_variant {
                 step.counters.remap(&mut region).map_err(|error| TranslateError::Counters {
                     pass: step.name.clone(),
                     entry,
@@ -217,4 +344,68 @@ fn carry_out(pass: &str, report: Report) -> Vec<String> {
         }
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use aarchx_pass::{MemoryModel, Options, PassInfo};
+
+    use super::*;
+    use crate::plugin::Registry;
+
+    /// A built-in pass with a bug: it panics on every region.
+    struct Panics;
+
+    impl Pass for Panics {
+        fn run(&mut self, _: &PassContext<'_>, _: &mut Region) -> Result<(), PassError> {
+            panic!("a bug in a pass")
+        }
+    }
+
+    static PANICS: PassInfo = PassInfo {
+        name: "panics",
+        stage: Stage::Transform,
+        doc: "Panics.",
+        options: &[],
+        create: |_: &Options| Box::new(Panics),
+    };
+
+    /// `add rax, 1; ret` at 0x1000.
+    struct Code;
+
+    impl GuestCode for Code {
+        fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
+            let code = [0x48, 0x83, 0xc0, 0x01, 0xc3];
+            let Some(src) = addr.checked_sub(0x1000).and_then(|o| code.get(o as usize..)) else { return 0 };
+            let n = src.len().min(buf.len());
+            buf[..n].copy_from_slice(&src[..n]);
+            n
+        }
+    }
+
+    fn pipeline(passes: &str, on_failure: PassFailure) -> Pipeline {
+        let registry = Registry::builtin(&[&aarchx_passes::decode::INFO, &PANICS, &aarchx_passes::memory_order::INFO]);
+        let policy = crate::policy::parse(&format!("(passes: [{passes}])"), "t.ron").expect("parses");
+        let passes = policy.validate(&registry).expect("validates");
+        let config = TranslationConfig { memory_model: MemoryModel::Ordered, tso_vector: false };
+        Pipeline::new(&passes, config, None, on_failure).expect("pipeline")
+    }
+
+    #[test]
+    fn a_failing_builtin_pass_gives_the_reference_translation_or_fails_under_verify() {
+        let passes = r#"(name: "decode"), (name: "panics"), (name: "memory-order")"#;
+        let reference = pipeline(passes, PassFailure::Fallback).translate(0x1000, &Code, 0, Variant::Reference);
+        let reference = reference.expect("the reference leaves `panics` out");
+        // memory-order, a lowering pass, is part of the reference: the
+        // ret's load is ordered.
+        assert!(aarchx_ir::print::print(&reference).contains("load.i64 ordered"));
+        let mut fallback = pipeline(passes, PassFailure::Fallback);
+        assert_eq!(fallback.translate(0x1000, &Code, 0, Variant::Policy).expect("falls back"), reference);
+        match pipeline(passes, PassFailure::Fail).translate(0x1000, &Code, 0, Variant::Policy) {
+            Err(TranslateError::Panic { pass, entry: 0x1000, message }) => {
+                assert_eq!((pass.as_str(), message.as_str()), ("panics", "a bug in a pass"))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

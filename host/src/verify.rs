@@ -1,34 +1,75 @@
-//! Verify mode: the IR interpreter checks the JIT. A region is checked on
-//! its first few executions and every Nth after: snapshot the guest state,
-//! run the JIT code with its stores journaled, note the result, roll state
-//! and memory back, run the interpreter on the same IR, and compare the
-//! whole guest state and every stored byte. The interpreter's result is
-//! the one kept. Regions that call runtime helpers (cpuid, rdtsc) are not
-//! replayable and are not checked.
+//! Verify mode: each region is checked on its first few executions and
+//! every Nth after, against two references. From one snapshot of the guest
+//! state, the region as the policy translated it runs on the JIT (on
+//! aarch64, its stores journaled) and on the IR interpreter, and the
+//! region's reference translation (decode and lowering passes only, see
+//! [`crate::translate`]) runs on the interpreter; memory is rolled back
+//! between the runs. The JIT must agree with the interpreter on the same
+//! IR (else the JIT is wrong), and the policy's IR with the reference IR
+//! (else a pass is wrong): the whole guest state, the exit and every stored
+//! byte are compared. The reference run is the one kept. Regions that
+//! call runtime helpers (cpuid, rdtsc, the x87 unit) are not replayable
+//! and are not checked.
+//!
+//! Flags are the exception, because `dead-flags` leaves a flag unwritten
+//! at a direct exit when the code there overwrites it before reading it.
+//! When the two translations differ only in flags at a
+//! direct exit, the check goes on at the exit's target, whatever region
+//! that is: its reference translation runs from both states, and unless
+//! they agree (apart from flags it too leaves alone, which defers the check
+//! again) the flags were read after all, a mismatch blamed on the first
+//! region. This checks the pass's look at the target by running the
+//! target, not by asking the same analysis again.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 use aarchx_ir::cond::Helper;
-use aarchx_ir::{GuestState, Opcode, Reg, Region, Type};
+use aarchx_ir::{ExitKind, GuestState, Opcode, Reg, Region, Type};
 
-use crate::engine::EngineError;
+use crate::engine::{Engine, EngineError};
 use crate::interp::{self, RegionExit};
-use crate::jit::{CompileOptions, Jit};
 use crate::machine::Machine;
 use crate::policy::{OnMismatch, VerifySettings};
 use crate::syscall::Process;
 
-/// Counters and journaled blocks of verify mode.
+/// Counters of verify mode, and a flag check that waits for its target.
 pub struct Verifier {
     settings: VerifySettings,
     executions: HashMap<u64, u64>,
-    checked_blocks: u64,
     checked_runs: u64,
     mismatches: u64,
+    pending: Option<Pending>,
+}
+
+/// Status flags a checked region left as the reference translation did
+/// not, to be checked where its exit went.
+struct Pending {
+    /// Where the region left for: the next region to run.
+    target: u64,
+    /// The guest state with the policy translation's flags.
+    state: GuestState,
+    /// The flags that differ.
+    flags: Vec<Reg>,
+    /// The region whose translations differed, both of them.
+    policy: Rc<Region>,
+    reference: Rc<Region>,
+}
+
+/// The bytes a run stored: for each address, its value before the run
+/// and after it.
+pub type Stored = BTreeMap<u64, (u8, u8)>;
+
+/// One run of a region: the state and exit it ended with, and what it
+/// stored.
+pub struct Run {
+    pub state: GuestState,
+    pub exit: RegionExit,
+    pub stored: Stored,
 }
 
 /// A machine over guest memory that records the old bytes of every store,
-/// so the interpreter's stores can be compared with the JIT's.
+/// so a run's stores can be compared and undone.
 struct Recording<'a, M: Machine> {
     inner: &'a mut M,
     old: BTreeMap<u64, u8>,
@@ -52,9 +93,27 @@ impl<M: Machine> Machine for Recording<'_, M> {
     }
 }
 
+/// Runs `region` on the interpreter from `start`.
+fn interpret<M: Machine>(region: &Region, start: &GuestState, mem: &mut M) -> Run {
+    let mut state = *start;
+    let mut rec = Recording { inner: mem, old: BTreeMap::new() };
+    // The executed run counts the instrumentation; checking runs do not.
+    let exit = crate::counters::muted(|| interp::run_region(region, &mut state, &mut rec));
+    let old = rec.old;
+    let stored = old.into_iter().map(|(a, b)| (a, (b, mem.load(a, Type::I8) as u8))).collect();
+    Run { state, exit, stored }
+}
+
+/// Writes back the bytes `run` overwrote.
+fn undo<M: Machine>(mem: &mut M, run: &Run) {
+    for (&a, &(old, _)) in &run.stored {
+        mem.store(a, Type::I8, u128::from(old));
+    }
+}
+
 impl Verifier {
     pub fn new(settings: VerifySettings) -> Verifier {
-        Verifier { settings, executions: HashMap::new(), checked_blocks: 0, checked_runs: 0, mismatches: 0 }
+        Verifier { settings, executions: HashMap::new(), checked_runs: 0, mismatches: 0, pending: None }
     }
 
     pub fn invalidate(&mut self, start: u64, len: u64) {
@@ -65,114 +124,187 @@ impl Verifier {
     pub fn summary(&self) -> String {
         format!(
             "aarchx: verify: {} blocks, {} executions checked, {} mismatches",
-            self.checked_blocks, self.checked_runs, self.mismatches
+            self.executions.len(),
+            self.checked_runs,
+            self.mismatches
         )
     }
 
-    /// Checks this execution of `region` if it is due; returns its exit
-    /// when it ran it (the interpreter's result is then the state).
-    pub fn maybe_check(
-        &mut self,
-        jit: &mut Jit,
-        region: &Region,
-        state: &mut GuestState,
-        process: &mut Process,
-    ) -> Result<Option<RegionExit>, EngineError> {
+    /// Counts this execution of `region`; whether it is to be checked (it
+    /// is due, or a flag check waits for it).
+    pub fn due(&mut self, region: &Region) -> bool {
         let n = self.executions.entry(region.entry).or_insert(0);
         *n += 1;
         let due = *n <= u64::from(self.settings.first)
-            || (self.settings.every > 0 && *n % u64::from(self.settings.every) == 0);
-        let replayable = !region.insts.iter().any(|d| d.op == Opcode::Call);
-        if !due || !replayable {
-            return Ok(None);
+            || (self.settings.every > 0 && (*n).is_multiple_of(u64::from(self.settings.every)));
+        let waited_for = self.pending.as_ref().is_some_and(|p| p.target == region.entry);
+        if !waited_for {
+            // Something else runs first (a signal's handler): the flags
+            // it sees are the reference's, and the check is dropped.
+            self.pending = None;
         }
-        let journaled = CompileOptions { journal: true };
-        let block = match jit.lookup_with(region.entry, journaled) {
-            Some(b) => b,
-            None => match jit.compile(region, journaled, true) {
-                Ok(b) => {
-                    self.checked_blocks += 1;
-                    b
-                }
-                Err(_) => return Ok(None),
-            },
-        };
+        (due || waited_for) && !region.insts.iter().any(|d| d.op == Opcode::Call)
+    }
+
+    /// Checks one execution of `policy` (the region for `state.rip`)
+    /// against `reference`, its reference translation, and on the JIT
+    /// against the interpreter; leaves the reference run's state and
+    /// memory and returns its exit.
+    pub fn check(
+        &mut self,
+        engine: &mut Engine,
+        policy: &Rc<Region>,
+        reference: &Rc<Region>,
+        state: &mut GuestState,
+        process: &mut Process,
+    ) -> Result<RegionExit, EngineError> {
         let before = *state;
-        let mem = &mut process.mem;
-        // SAFETY: as for any JIT run (see engine.rs): guest addresses are
-        // identity-mapped and no Rust reference into guest memory is alive.
-        let jit_out = unsafe { jit.run(block, state, &mut |h, s| mem.helper(h, s)) };
-        if matches!(jit_out.exit, RegionExit::Fault { .. }) {
-            // A faulting run has no exact state to compare, and the
-            // faulting store's entry may name memory that cannot be
-            // written back: undo what can be, keep the interpreter's run.
-            crate::signal::probe::undo(jit.journal());
-            *state = before;
-            // The JIT counted this run's instrumentation already.
-            return Ok(Some(crate::counters::muted(|| interp::run_region(region, state, mem))));
-        }
-        let jit_state = *state;
-        let mut jit_bytes: BTreeMap<u64, u8> = BTreeMap::new();
-        for e in jit.journal() {
-            for i in 0..e.size {
-                jit_bytes.insert(e.addr + i, mem.load(e.addr + i, Type::I8) as u8);
+        if let Some(p) = self.pending.take() {
+            if let Some(report) = self.check_flags(p, reference, &before, process) {
+                self.mismatch(report)?;
             }
         }
-        // SAFETY: rolls back exactly the stores the journaled run made, to
-        // memory that was writable for them.
-        unsafe { jit.rollback() };
-        *state = before;
-        let mut rec = Recording { inner: mem, old: BTreeMap::new() };
-        // The JIT's run counted the instrumentation; this one checks it.
-        let interp_exit = crate::counters::muted(|| interp::run_region(region, state, &mut rec));
-        let interp_old = rec.old;
+        let jit = engine.run_journaled(policy, &before, process);
+        let optimised = interpret(policy, &before, &mut process.mem);
+        undo(&mut process.mem, &optimised);
+        let kept = interpret(reference, &before, &mut process.mem);
         self.checked_runs += 1;
 
-        let mut diffs = state_diffs(&jit_state, state);
-        if jit_out.exit != interp_exit {
-            diffs.push(format!("exit: jit {:?}, interpreter {:?}", jit_out.exit, interp_exit));
-        }
-        let addrs: std::collections::BTreeSet<u64> = jit_bytes.keys().chain(interp_old.keys()).copied().collect();
-        for a in addrs {
-            let now = mem.load(a, Type::I8) as u8;
-            let jit_value = jit_bytes.get(&a).copied().unwrap_or_else(|| interp_old.get(&a).copied().unwrap_or(now));
-            if jit_value != now {
-                diffs.push(format!("byte at {a:#x}: jit {jit_value:#04x}, interpreter {now:#04x}"));
+        let mut report = None;
+        if let Some(jit) = jit {
+            let diffs = diffs(("jit", &jit), ("interpreter", &optimised));
+            if !diffs.is_empty() {
+                report = Some(mismatch_report("the JIT and the interpreter differ", policy, None, process, &diffs));
             }
         }
-        if !diffs.is_empty() {
-            self.mismatches += 1;
-            let report = mismatch_report(region, process, &diffs);
-            match self.settings.on_mismatch {
-                OnMismatch::Exit => return Err(EngineError::Mismatch(report)),
-                OnMismatch::Count => eprintln!("aarchx: {report}"),
+        if report.is_none() {
+            let flags = flag_diffs(&optimised.state, &kept.state);
+            let diffs = diffs(("policy", &optimised), ("reference", &kept));
+            let direct = matches!(kept.exit, RegionExit::Jump { kind: ExitKind::Jump | ExitKind::Call });
+            if direct && !flags.is_empty() && diffs.len() == flags.len() {
+                // Only flags differ: fine unless the target reads them.
+                self.pending = Some(Pending {
+                    target: kept.state.rip,
+                    state: optimised.state,
+                    flags,
+                    policy: Rc::clone(policy),
+                    reference: Rc::clone(reference),
+                });
+            } else if !diffs.is_empty() {
+                let what = "the policy's translation and the reference translation differ";
+                report = Some(mismatch_report(what, policy, Some(reference), process, &diffs));
             }
         }
-        Ok(Some(interp_exit))
+        *state = kept.state;
+        if let Some(report) = report {
+            self.mismatch(report)?;
+        }
+        Ok(kept.exit)
+    }
+
+    /// Runs `reference`, the region a pending flag check waited for, from
+    /// `start` and from the state with the checked region's flags; a
+    /// report when they differ other than in flags it leaves alone (which
+    /// defers the check again). Leaves memory as it was.
+    fn check_flags(
+        &mut self,
+        p: Pending,
+        reference: &Region,
+        start: &GuestState,
+        process: &mut Process,
+    ) -> Option<String> {
+        let mut alt_start = *start;
+        for r in &p.flags {
+            alt_start.set(*r, p.state.get(*r));
+        }
+        let alt = interpret(reference, &alt_start, &mut process.mem);
+        undo(&mut process.mem, &alt);
+        let real = interpret(reference, start, &mut process.mem);
+        undo(&mut process.mem, &real);
+        let flags = flag_diffs(&alt.state, &real.state);
+        let diffs = diffs(("with the dropped flags", &alt), ("with the reference's", &real));
+        let direct = matches!(real.exit, RegionExit::Jump { kind: ExitKind::Jump | ExitKind::Call });
+        if diffs.is_empty() {
+            return None;
+        }
+        if direct && diffs.len() == flags.len() && flags.iter().all(|f| p.flags.contains(f)) {
+            self.pending = Some(Pending { target: real.state.rip, state: alt.state, flags, ..p });
+            return None;
+        }
+        let names: Vec<String> = p.flags.iter().map(Reg::to_string).collect();
+        let what = format!(
+            "the policy's translation leaves {} as the reference does not at its exit to {:#x}, and the code \
+             there reads them ({})",
+            names.join(", "),
+            reference.entry,
+            diffs.join("; ")
+        );
+        Some(mismatch_report(&what, &p.policy, Some(&p.reference), process, &[]))
+    }
+
+    /// Counts a mismatch: exits with its report, or prints it and goes on.
+    fn mismatch(&mut self, report: String) -> Result<(), EngineError> {
+        self.mismatches += 1;
+        match self.settings.on_mismatch {
+            OnMismatch::Exit => Err(EngineError::Mismatch(report)),
+            OnMismatch::Count => {
+                eprintln!("aarchx: {report}");
+                Ok(())
+            }
+        }
     }
 }
 
-fn state_diffs(jit: &GuestState, interp: &GuestState) -> Vec<String> {
-    Reg::all()
-        .chain(std::iter::once(Reg(u16::MAX)))
-        .filter_map(|r| {
-            let (a, b) = if r.0 == u16::MAX {
-                (u128::from(jit.rip), u128::from(interp.rip))
-            } else {
-                (jit.get(r), interp.get(r))
-            };
-            let name = if r.0 == u16::MAX { "rip".to_string() } else { r.to_string() };
-            (a != b).then(|| format!("{name}: jit {a:#x}, interpreter {b:#x}"))
-        })
-        .collect()
+/// The flags whose values differ between `a` and `b`.
+fn flag_diffs(a: &GuestState, b: &GuestState) -> Vec<Reg> {
+    Reg::all().filter(|r| r.as_flag().is_some() && a.get(*r) != b.get(*r)).collect()
 }
 
-/// The block's address, its x86 disassembly, its IR and the differing
-/// fields, as one report.
-fn mismatch_report(region: &Region, process: &Process, diffs: &[String]) -> String {
+/// How runs `a` and `b` from one state and memory differ: registers,
+/// flags, vector state, rip, the exit, and each byte either stored (a byte
+/// only one of them stored kept its value before the runs in the other).
+fn diffs((an, a): (&str, &Run), (bn, b): (&str, &Run)) -> Vec<String> {
+    let mut out: Vec<String> = Reg::all()
+        .filter_map(|r| {
+            let (x, y) = (a.state.get(r), b.state.get(r));
+            (x != y).then(|| format!("{r}: {an} {x:#x}, {bn} {y:#x}"))
+        })
+        .collect();
+    if a.state.rip != b.state.rip {
+        out.push(format!("rip: {an} {:#x}, {bn} {:#x}", a.state.rip, b.state.rip));
+    }
+    if a.exit != b.exit {
+        out.push(format!("exit: {an} {:?}, {bn} {:?}", a.exit, b.exit));
+    }
+    let addrs: BTreeSet<u64> = a.stored.keys().chain(b.stored.keys()).copied().collect();
+    for addr in addrs {
+        let (x, y) = (a.stored.get(&addr).copied(), b.stored.get(&addr).copied());
+        let before = x.or(y).map_or(0, |(old, _)| old);
+        let (x, y) = (x.map_or(before, |(_, new)| new), y.map_or(before, |(_, new)| new));
+        if x != y {
+            out.push(format!("byte at {addr:#x}: {an} {x:#04x}, {bn} {y:#04x}"));
+        }
+    }
+    out
+}
+
+/// The block's address, its x86 disassembly, its IR (and the reference
+/// IR, when the passes are at fault) and the differing fields, as one
+/// report.
+fn mismatch_report(
+    what: &str,
+    region: &Region,
+    reference: Option<&Region>,
+    process: &Process,
+    diffs: &[String],
+) -> String {
     use aarchx_pass::GuestCode;
     use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
-    let mut text = format!("verify: mismatch in the block at {:#x}: {}\n", region.entry, diffs.join("; "));
+    let mut text = format!("verify: mismatch in the block at {:#x}, {what}", region.entry);
+    if !diffs.is_empty() {
+        text.push_str(&format!(": {}", diffs.join("; ")));
+    }
+    text.push('\n');
     let mut formatter = IntelFormatter::new();
     for (addr, len) in region.guest_insns() {
         let mut bytes = vec![0u8; usize::from(len)];
@@ -182,6 +314,14 @@ fn mismatch_report(region: &Region, process: &Process, diffs: &[String]) -> Stri
         formatter.format(&insn, &mut asm);
         text.push_str(&format!("  {addr:#x}: {asm}\n"));
     }
-    text.push_str(&aarchx_ir::print::print(region));
+    match reference {
+        Some(reference) => {
+            text.push_str("the policy's IR:\n");
+            text.push_str(&aarchx_ir::print::print(region));
+            text.push_str("the reference IR:\n");
+            text.push_str(&aarchx_ir::print::print(reference));
+        }
+        None => text.push_str(&aarchx_ir::print::print(region)),
+    }
     text
 }

@@ -345,10 +345,7 @@ fn callgrind_executions(name: &str, addr: u64) -> u64 {
 /// so glibc's start-up, depend on the build's guest root).
 #[test]
 fn jit_counts_what_the_interpreter_counts() {
-    let Some((qemu, bin)) = arm64_aarchx() else {
-        eprintln!("AARCHX_ARM64_BIN not set: the JIT's count is not checked");
-        return;
-    };
+    let Some((qemu, bin)) = arm64_aarchx("the JIT's instruction counts") else { return };
     let guests = std::env::var_os("AARCHX_GUEST_DIR").map(PathBuf::from).unwrap_or_else(guest_dir);
     let count = |(label, backend): (&str, &str), name: &str, args: &[String]| {
         let p = policy(&format!("builtin-{label}"), backend, &[], &[r#"(name: "insn-count")"#]);

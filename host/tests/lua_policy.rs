@@ -117,10 +117,7 @@ fn lua_twin_of_default_policy_runs_guests_identically() {
 
 #[test]
 fn lua_twin_of_default_policy_on_arm64() {
-    let Some((qemu, bin)) = arm64_aarchx() else {
-        eprintln!("AARCHX_ARM64_BIN not set: the aarch64 build is checked by `./x test`");
-        return;
-    };
+    let Some((qemu, bin)) = arm64_aarchx("the Lua default policy on the aarch64 build") else { return };
     let prefix: Vec<PathBuf> = qemu.into_iter().chain([bin]).collect();
     same_as_default(&prefix, &scratch("default-arm64"));
 }

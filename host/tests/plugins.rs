@@ -307,3 +307,29 @@ fn plugin_entry_syntax_errors_have_positions() {
         assert_error(&under(&path, &guest("hello"), &[]), 2, &format!("{}:{message}", file(&path)));
     }
 }
+
+#[test]
+fn verify_mode_catches_a_pass_that_computes_the_wrong_thing() {
+    // `miscompile` turns 64-bit adds into subtracts: valid IR, which the
+    // interpreter (and the JIT) run faithfully, so only a comparison with
+    // the reference translation (decode alone) sees it.
+    let so = plugin("faulty");
+    let passes = [r#"(name: "decode")"#, r#"(name: "faulty", options: { "mode": "miscompile" })"#];
+    let p = policy("miscompile", &[Load(&so, "Abort")], &passes);
+    let native = run(&mut Command::new(guest("hash")));
+    let wrong = under(&p, &guest("hash"), &[]);
+    assert_ne!((wrong.code, &wrong.stdout), (native.code, &native.stdout), "the miscompiled run differs");
+    let text = std::fs::read_to_string(&p).expect("policy");
+    let verify = p.with_file_name("miscompile-verify.ron");
+    std::fs::write(&verify, text.replacen("backend: Interp,", "backend: Interp,\n  verify: (first: 1, every: 1),", 1))
+        .expect("write policy");
+    let o = under(&verify, &guest("hash"), &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.code, Some(3), "{err}");
+    assert!(err.starts_with("aarchx: verify: mismatch in the block at 0x"), "{err}");
+    for part in
+        ["the policy's translation and the reference translation differ", "the policy's IR:", "the reference IR:"]
+    {
+        assert!(err.contains(part), "no `{part}` in: {err}");
+    }
+}

@@ -14,7 +14,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use common::{arm64_aarchx, describe, host_aarchx, repo_root, run, without_qemu_notes, Outcome};
+use common::{arm64_aarchx, describe, host_aarchx, repo_root, run, skip, without_qemu_notes, Outcome};
 
 /// The fixed search path the cases run with.
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -80,7 +80,7 @@ fn engines() -> Vec<Engine> {
         prefix: vec![host_aarchx(), "--policy".into(), repo_root().join("policies/interp.ron")],
         qemu: false,
     }];
-    if let Some((qemu, bin)) = arm64_aarchx() {
+    if let Some((qemu, bin)) = arm64_aarchx("real programs on the aarch64 build") {
         let mut prefix: Vec<PathBuf> = qemu.into_iter().collect();
         prefix.push(bin);
         prefix.push("--policy".into());
@@ -177,7 +177,10 @@ fn real_programs_match_native_runs() {
                     unexpected.push(format!("{} ({}):\n{detail}", case.name, engine.name));
                     "FAIL".to_string()
                 }
-                (Verdict::Skipped(why), _) => format!("skipped: {why}"),
+                (Verdict::Skipped(why), _) => {
+                    skip(&format!("real program case {} ({})", case.name, engine.name), why);
+                    format!("skipped: {why}")
+                }
             };
             println!("  {:<12} {line}", case.name);
         }

@@ -284,8 +284,11 @@ fn fold_binary(region: &Region, d: &InstData) -> Option<Folded> {
         );
         // Shift amounts are not masked to the width; the others are.
         let b = if matches!(d.op, O::Shl | O::Lshr | O::Ashr | O::Rotl | O::Rotr) { b } else { b & mask };
-        let r = eval::binary(d.op, bits, u128::from(a & mask), u128::from(b)) as u64 & mask;
-        return foldable.then_some(Folded::Const(d.ty, r));
+        if !foldable {
+            return None;
+        }
+        let r = eval::binary(d.op, bits, u128::from(a & mask), u128::from(b))? as u64 & mask;
+        return Some(Folded::Const(d.ty, r));
     }
     let is = |c: Option<u64>, want: u64| c.is_some_and(|c| c & mask == want & mask);
     match d.op {

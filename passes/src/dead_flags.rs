@@ -4,10 +4,13 @@
 //! `cmovcc` reads them. A flag write is dead when, on every path from it,
 //! the same flag is written again before it is read or the region is left.
 //! At traps, indirect exits and syscalls every flag is live. At a direct
-//! exit (`jump` or `call` to a known address) the pass looks ahead in the
-//! guest code at the target, up to `lookahead` instructions of straight-line
-//! code: a flag that is written there before it is read is dead at the
-//! exit. A block's last write of a flag that some path below one of its
+//! exit (`jump` or `call` to a known address) the pass lifts the guest
+//! code at the target with the lifter, up to `lookahead` instructions of
+//! straight-line code, and asks that IR: a flag the target writes before
+//! it reads it is dead at the exit. (Not a decoder's flag tables: a shift
+//! by `cl` writes no flag when `cl` is 0, which the IR says and iced's
+//! tables do not.) The bytes lifted become `dep` marks before the exit, so
+//! the region is retranslated when they change. A block's last write of a flag that some path below one of its
 //! branch targets does not read moves down into the targets that read it
 //! (a loop's exit path, the miss side of a superblock's checked `ret`).
 //! What computed a removed flag is left for `dce`, or `sink`.
@@ -33,12 +36,11 @@
 //! different (the same trade FEX and box64 make; a handler that reads the
 //! saved EFLAGS of an interrupted arithmetic sequence is not supported).
 
+use crate::decode::Decode;
+use crate::walk::preorder;
 use aarchx_ir::region::BlockData;
 use aarchx_ir::{ExitKind, Format, InstData, Opcode, Reg, Region, Type, Value};
-use aarchx_pass::{GuestCode, OptionSpec, OptionValue, Options, Pass, PassContext, PassError, PassInfo, Stage};
-use iced_x86::{Decoder, DecoderOptions, FlowControl, Mnemonic, RflagsBits};
-
-use crate::walk::preorder;
+use aarchx_pass::{OptionSpec, OptionValue, Options, Pass, PassContext, PassError, PassInfo, Stage};
 
 pub static INFO: PassInfo = PassInfo {
     name: "dead-flags",
@@ -89,11 +91,11 @@ impl DeadFlags {
 /// The default `lookahead`.
 const LOOKAHEAD: usize = 16;
 
-/// Whether the guest code at `addr` may read a status flag it is entered
-/// with (within the default lookahead): what a `probe_indirect` needs to
-/// know of its target, asked by the JIT when it translates the target.
-pub fn reads_status_flags(code: &dyn GuestCode, addr: u64) -> bool {
-    live_at(code, addr, LOOKAHEAD) & STATUS != 0
+/// Whether `region`, entered with the guest's flags, may read a status
+/// flag before writing it: what a `probe_indirect` needs to know of its
+/// target, asked by the JIT of the region it translates for that target.
+pub fn reads_status_flags(region: &Region) -> bool {
+    entry_live(region) & STATUS != 0
 }
 
 /// A set of flags, one bit per `Reg::as_flag` index.
@@ -106,42 +108,30 @@ fn flag_bit(reg: Reg) -> Option<FlagSet> {
     reg.as_flag().map(|f| 1 << f)
 }
 
-/// The x86 flags, in [`FlagSet`] bit order.
-const RFLAGS: [u32; 7] =
-    [RflagsBits::CF, RflagsBits::PF, RflagsBits::AF, RflagsBits::ZF, RflagsBits::SF, RflagsBits::OF, RflagsBits::DF];
-
-fn flag_set(rflags: u32) -> FlagSet {
-    RFLAGS.iter().enumerate().filter(|(_, b)| rflags & **b != 0).fold(0, |acc, (i, _)| acc | 1 << i)
+/// Flags `region` may read before writing them, every exit counting as a
+/// read of every flag not yet written.
+fn entry_live(region: &Region) -> FlagSet {
+    let exit_live = vec![ALL; region.blocks.len()];
+    fixed_point(region, &exit_live, 0, |acc, s| acc | s).first().copied().unwrap_or(ALL)
 }
 
-/// Flags live at guest address `addr`: read by the straight-line code
-/// there (at most `limit` instructions) before it writes them. Whatever
-/// the walk cannot see past (control flow, a syscall, unreadable or
-/// undecodable bytes, the limit) counts as reading every flag not yet
-/// written.
-fn live_at(code: &dyn GuestCode, addr: u64, limit: usize) -> FlagSet {
-    let mut bytes = [0u8; 15 * 16];
-    let want = (limit * 15).min(bytes.len());
-    let n = code.read(addr, &mut bytes[..want]);
-    let mut decoder = Decoder::with_ip(64, &bytes[..n], addr, DecoderOptions::NONE);
-    let (mut live, mut written) = (0 as FlagSet, 0 as FlagSet);
-    for _ in 0..limit {
-        if !decoder.can_decode() {
-            break;
-        }
-        let insn = decoder.decode();
-        if insn.is_invalid() || insn.mnemonic() == Mnemonic::Syscall || insn.flow_control() != FlowControl::Next {
-            // A branch reads the flags it tests, and what follows is unknown.
-            live |= flag_set(insn.rflags_read()) & !written;
-            break;
-        }
-        live |= flag_set(insn.rflags_read()) & !written;
-        written |= flag_set(insn.rflags_modified());
-        if (written | live) & STATUS == STATUS {
-            break;
-        }
+/// Flags live at guest address `addr`: read by the code there, as the
+/// lifter defines it (at most `limit` instructions of straight-line code),
+/// before it writes them, and the guest byte ranges that answer depends
+/// on (none when every flag is live). Whatever the look cannot see past (control flow, a syscall,
+/// unreadable or undecodable bytes, the limit) counts as reading every
+/// flag not yet written.
+fn live_at(cx: &PassContext<'_>, addr: u64, limit: usize) -> (FlagSet, Vec<(u64, u64)>) {
+    let mut ahead = Region::new(addr);
+    let mut lift = Decode { max_insns: limit, follow: false };
+    if lift.run(cx, &mut ahead).is_err() {
+        return (ALL, Vec::new());
     }
-    live | (ALL & !written)
+    match entry_live(&ahead) {
+        // Nothing learnt, nothing to depend on.
+        ALL => (ALL, Vec::new()),
+        live => (live, ahead.guest_ranges()),
+    }
 }
 
 /// Flags live at the end of `block`, given the live-in sets of all blocks
@@ -190,7 +180,9 @@ fn transfer(region: &Region, block: usize, mut live: FlagSet) -> (FlagSet, Vec<V
 impl Pass for DeadFlags {
     fn run(&mut self, cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {
         let n = region.blocks.len();
-        let exit_live: Vec<FlagSet> = (0..n)
+        // What is live at each block's exit, and the guest bytes looked at
+        // to know it.
+        let (exit_live, looked_at): (Vec<FlagSet>, Vec<Vec<(u64, u64)>>) = (0..n)
             .map(|b| {
                 let term = region.blocks[b].insts.last().map(|v| region.inst(*v));
                 match term {
@@ -201,19 +193,22 @@ impl Pass for DeadFlags {
                             && matches!(d.op, Opcode::Exit | Opcode::ExitIndirect)
                             && matches!(ExitKind::from_u16(d.aux), Some(ExitKind::Call | ExitKind::Ret)) =>
                     {
-                        ALL & !STATUS
+                        (ALL & !STATUS, Vec::new())
                     }
                     Some(d)
                         if d.op == Opcode::Exit
                             && self.lookahead > 0
                             && matches!(ExitKind::from_u16(d.aux), Some(ExitKind::Jump | ExitKind::Call)) =>
                     {
-                        live_at(cx.code, d.imm64(), self.lookahead)
+                        live_at(cx, d.imm64(), self.lookahead)
                     }
-                    _ => ALL,
+                    _ => (ALL, Vec::new()),
                 }
             })
-            .collect();
+            .unzip();
+        for (b, ranges) in looked_at.into_iter().enumerate() {
+            mark_dependencies(region, b, &ranges);
+        }
         let live_in = fixed_point(region, &exit_live, 0, |acc, s| acc | s);
         for b in 0..n {
             let (_, keep) = transfer(region, b, live_out(region, b, &live_in, &exit_live, |acc, s| acc | s));
@@ -227,6 +222,18 @@ impl Pass for DeadFlags {
         }
         Ok(())
     }
+}
+
+/// Records the guest byte `ranges` as dependencies of `region`, in
+/// `block` before its terminator: a change to them retranslates it.
+fn mark_dependencies(region: &mut Region, block: usize, ranges: &[(u64, u64)]) {
+    let Some(term) = region.blocks[block].insts.pop() else { return };
+    for &(start, end) in ranges {
+        let len = u16::try_from(end - start).unwrap_or(u16::MAX);
+        let dep = region.add_inst(InstData::mark(Opcode::Dep, start, len));
+        region.blocks[block].insts.push(dep);
+    }
+    region.blocks[block].insts.push(term);
 }
 
 /// Backward dataflow over the blocks to a fixed point (rep loops and
@@ -586,7 +593,7 @@ block3:
     /// Guest code at 0x2000 only.
     struct At2000(&'static [u8]);
 
-    impl GuestCode for At2000 {
+    impl aarchx_pass::GuestCode for At2000 {
         fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
             let Some(src) = addr.checked_sub(0x2000).and_then(|o| self.0.get(o as usize..)) else { return 0 };
             let n = src.len().min(buf.len());
@@ -596,6 +603,13 @@ block3:
     }
 
     fn flags_kept_before_exit(target_code: &'static [u8]) -> Vec<String> {
+        let text = aarchx_ir::print::print(&exit_to_2000(target_code));
+        text.lines().filter(|l| l.trim_start().starts_with("set ")).map(|l| l.trim().to_string()).collect()
+    }
+
+    /// A block that writes zf, sf, cf and of and leaves for 0x2000, after
+    /// dead-flags looked at `target_code` there.
+    fn exit_to_2000(target_code: &'static [u8]) -> Region {
         use aarchx_pass::{MemoryModel, TranslationConfig};
         let mut region = aarchx_ir::parse::parse(
             "\
@@ -616,8 +630,7 @@ block0:
         let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
         let cx = PassContext { code: &At2000(target_code), config: &config };
         DeadFlags { lookahead: 16, abi_calls: false, indirect: false }.run(&cx, &mut region).unwrap();
-        let text = aarchx_ir::print::print(&region);
-        text.lines().filter(|l| l.trim_start().starts_with("set ")).map(|l| l.trim().to_string()).collect()
+        region
     }
 
     #[test]
@@ -633,5 +646,28 @@ block0:
         assert_eq!(flags_kept_before_exit(&[0x7c, 0x00]).len(), 4);
         // Unreadable target: everything stays.
         assert_eq!(flags_kept_before_exit(&[]).len(), 4);
+    }
+
+    #[test]
+    fn a_shift_by_cl_may_write_no_flag() {
+        // shl edx, cl; jz: with cl == 0 the shift leaves every flag as it
+        // was, so the jz reads the zf written before the exit.
+        let kept = flags_kept_before_exit(&[0xd3, 0xe2, 0x74, 0x00]);
+        assert_eq!(kept.len(), 4, "{kept:?}");
+        // sar edx, cl; jz / rol edx, cl; jc / shld edx, eax, cl; jz.
+        assert!(flags_kept_before_exit(&[0xd3, 0xfa, 0x74, 0x00]).contains(&"set zf, v2".to_string()));
+        assert!(flags_kept_before_exit(&[0xd3, 0xc2, 0x72, 0x00]).contains(&"set cf, v2".to_string()));
+        assert!(flags_kept_before_exit(&[0x0f, 0xa5, 0xc2, 0x74, 0x00]).contains(&"set zf, v2".to_string()));
+        // shl edx, 3 writes every status flag (AF cleared): all dead.
+        assert!(flags_kept_before_exit(&[0xc1, 0xe2, 0x03, 0x74, 0x00]).is_empty());
+    }
+
+    #[test]
+    fn the_bytes_looked_at_are_dependencies_of_the_region() {
+        // add rax, 1; add rax, 1: both instructions were looked at.
+        let region = exit_to_2000(&[0x48, 0x83, 0xc0, 0x01, 0x48, 0x83, 0xc0, 0x01]);
+        assert!(region.guest_ranges().iter().any(|&(s, e)| s <= 0x2000 && e >= 0x2004), "{:?}", region.guest_ranges());
+        // The second too: the look lifts up to `lookahead` instructions.
+        assert!(region.guest_ranges().iter().any(|&(s, e)| s <= 0x2004 && e >= 0x2008));
     }
 }

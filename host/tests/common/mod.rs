@@ -44,11 +44,34 @@ pub fn host_aarchx() -> PathBuf {
 }
 
 /// The aarch64 build and how to run it: (qemu or none, binary), when
-/// `AARCHX_ARM64_BIN` names one.
-pub fn arm64_aarchx() -> Option<(Option<PathBuf>, PathBuf)> {
-    let bin = PathBuf::from(std::env::var_os("AARCHX_ARM64_BIN")?);
+/// `AARCHX_ARM64_BIN` names one (`./x test` always does; a name that is
+/// not a file fails the test). Without it, the part of `what` that needs
+/// it is recorded as skipped (see [`skip`]).
+pub fn arm64_aarchx(what: &str) -> Option<(Option<PathBuf>, PathBuf)> {
+    let Some(bin) = std::env::var_os("AARCHX_ARM64_BIN").map(PathBuf::from) else {
+        skip(what, "AARCHX_ARM64_BIN is not set (./x test sets it)");
+        return None;
+    };
+    assert!(bin.is_file(), "AARCHX_ARM64_BIN names {}, which is not a file", bin.display());
     let qemu = std::env::var_os("AARCHX_QEMU").filter(|q| !q.is_empty()).map(PathBuf::from);
     Some((qemu, bin))
+}
+
+/// Records that `what` was not checked, and `why`: on stderr, and as a
+/// line of the file `AARCHX_SKIP_LOG` names, whose lines `./x test` counts
+/// as skipped and lists in its summary.
+pub fn skip(what: &str, why: &str) {
+    use std::io::Write as _;
+    eprintln!("skipped: {what}: {why}");
+    if let Some(log) = std::env::var_os("AARCHX_SKIP_LOG") {
+        let line = format!("{what}: {why}\n");
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        appended.unwrap_or_else(|e| panic!("cannot append to AARCHX_SKIP_LOG {}: {e}", Path::new(&log).display()));
+    }
 }
 
 /// A command running `aarchx` (the host build) with `args`.

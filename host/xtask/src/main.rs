@@ -107,6 +107,12 @@ impl Cx {
         self.target_dir.join(AARCH64).join("release/aarchx")
     }
 
+    /// Where the tests record what they skipped (see `skip` in
+    /// host/tests/common/mod.rs), one line each.
+    fn skip_log(&self) -> PathBuf {
+        self.target_dir.join("test-skips.txt")
+    }
+
     /// The host (x86-64) aarchx, which runs the interpreter.
     fn host_bin(&self) -> PathBuf {
         self.target_dir.join("release/aarchx")
@@ -515,8 +521,9 @@ fn cargo_test(cx: &Cx, args: &[&str], counts: &mut Counts) -> Result {
                 Host::Aarch64 => OsString::new(),
             },
         )
-        .env("AARCHX_GUEST_DIR", cx.guest_dir());
-    println!("running the tests (AARCHX_ARM64_BIN, AARCHX_QEMU, AARCHX_GUEST_DIR set)...");
+        .env("AARCHX_GUEST_DIR", cx.guest_dir())
+        .env("AARCHX_SKIP_LOG", cx.skip_log());
+    println!("running the tests (AARCHX_ARM64_BIN, AARCHX_QEMU, AARCHX_GUEST_DIR, AARCHX_SKIP_LOG set)...");
     println!("$ {}", show(&cmd));
     let mut child = cmd
         .stdin(Stdio::null())
@@ -582,6 +589,8 @@ fn test(cx: &Cx) -> Result {
         }
         let mut counts = Counts::default();
         let mut named = Vec::new();
+        // A file left by an earlier run would count its skips again.
+        let _ = std::fs::remove_file(cx.skip_log());
         for (name, args) in test_runs(cx.host) {
             let before = (counts.passed, counts.failed, counts.ignored);
             step(name, &mut || cargo_test(cx, &args, &mut counts));
@@ -613,8 +622,17 @@ fn test(cx: &Cx) -> Result {
             println!("          {name:<55} {:>8}", secs(Duration::from_secs_f64(*t)));
         }
     }
+    // What the tests could not check, each with its reason.
+    let skips: Vec<String> =
+        std::fs::read_to_string(cx.skip_log()).map(|t| t.lines().map(String::from).collect()).unwrap_or_default();
+    if !skips.is_empty() {
+        println!("  skipped:");
+        for s in &skips {
+            println!("          {s}");
+        }
+    }
     if let Some(c) = totals {
-        println!("tests: {} passed, {} failed, {} skipped", c.passed, c.failed, c.ignored);
+        println!("tests: {} passed, {} failed, {} skipped", c.passed, c.failed, c.ignored + skips.len() as u64);
     }
     if failed == 0 {
         println!("all steps passed");

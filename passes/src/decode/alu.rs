@@ -147,49 +147,63 @@ impl L<'_, '_> {
         (if m == Mnemonic::Inc { Arith::Add } else { Arith::Sub }, one)
     }
 
-    /// Sets `reg` to `v`, or leaves it as it was when `keep` (an i1) holds.
-    fn set_unless(&mut self, reg: Reg, keep: Value, v: Value) {
-        let ty = reg.ty().unwrap_or(Type::I1);
-        let old = self.b.get(reg);
-        let n = self.select(ty, keep, old, v);
-        self.b.set(reg, n);
-    }
-
     /// The masked count of a shift whose count is operand `n` (cl or an
     /// immediate; an implicit 1 when absent), and whether it is zero (then
-    /// no flag changes).
-    fn shift_count(&mut self, n: u32, ty: Type) -> (Value, Value) {
-        let raw = if self.i.op_count() <= n {
-            self.c(Type::I8, 1)
+    /// no flag changes): `None` when it is a constant that is not zero.
+    fn shift_count(&mut self, n: u32, ty: Type) -> (Value, Option<Value>) {
+        let width_mask: u64 = if ty.bits() == 64 { 63 } else { 31 };
+        let constant = if self.i.op_count() <= n {
+            Some(1)
         } else if self.i.op_kind(n) == OpKind::Register {
-            let cl = self.gpr_get(self.i.op_register(n));
-            self.resize(cl, self.op_type(n), Type::I8)
+            None
         } else {
-            self.c(Type::I8, self.i.immediate(n))
+            Some(self.i.immediate(n))
         };
-        let mask = self.c(Type::I8, if ty.bits() == 64 { 63 } else { 31 });
+        if let Some(c) = constant.map(|c| c & width_mask).filter(|c| *c != 0) {
+            return (self.c(Type::I8, c), None);
+        }
+        let raw = match constant {
+            Some(c) => self.c(Type::I8, c),
+            None => {
+                let cl = self.gpr_get(self.i.op_register(n));
+                self.resize(cl, self.op_type(n), Type::I8)
+            }
+        };
+        let mask = self.c(Type::I8, width_mask);
         let count = self.bin(Opcode::And, Type::I8, raw, mask);
         let zero8 = self.c(Type::I8, 0);
         let none = self.icmp(IntCond::Eq, Type::I8, count, zero8);
-        (count, none)
+        (count, Some(none))
+    }
+
+    /// A flag a shift writes: `v`, unless the count is zero (`none`).
+    fn shift_flag(&mut self, reg: Reg, none: Option<Value>, v: Value) {
+        let v = match none {
+            Some(none) => {
+                let old = self.b.get(reg);
+                self.select(reg.ty().unwrap_or(Type::I1), none, old, v)
+            }
+            None => v,
+        };
+        self.b.set(reg, v);
     }
 
     /// A shift's flags: CF and OF as given, and unless `rotate`, ZF SF PF
     /// from the result and AF (undefined) cleared; all unchanged when the
     /// count is zero (`none`).
-    fn shift_flags(&mut self, ty: Type, none: Value, r: Value, cf: Value, of: Value, rotate: bool) {
-        self.set_unless(Reg::CF, none, cf);
-        self.set_unless(Reg::OF, none, of);
+    fn shift_flags(&mut self, ty: Type, none: Option<Value>, r: Value, cf: Value, of: Value, rotate: bool) {
+        self.shift_flag(Reg::CF, none, cf);
+        self.shift_flag(Reg::OF, none, of);
         if !rotate {
             let zero = self.c(ty, 0);
             let zf = self.icmp(IntCond::Eq, ty, r, zero);
             let sf = self.icmp(IntCond::Slt, ty, r, zero);
             let pf = self.un(Opcode::Parity, ty, r);
-            self.set_unless(Reg::ZF, none, zf);
-            self.set_unless(Reg::SF, none, sf);
-            self.set_unless(Reg::PF, none, pf);
+            self.shift_flag(Reg::ZF, none, zf);
+            self.shift_flag(Reg::SF, none, sf);
+            self.shift_flag(Reg::PF, none, pf);
             let af = self.c(Type::I1, 0);
-            self.set_unless(Reg::AF, none, af);
+            self.shift_flag(Reg::AF, none, af);
         }
     }
 

@@ -26,12 +26,13 @@ pub fn sext(x: u128, bits: u32) -> i128 {
 }
 
 /// The binary integer op `op` on `a` and `b` of `bits` bits. For shifts and
-/// rotates `b` is the amount, an unsigned number of any width.
-pub fn binary(op: Opcode, bits: u32, a: u128, b: u128) -> u128 {
+/// rotates `b` is the amount, an unsigned number of any width. `None` for
+/// an op that is not a binary integer op.
+pub fn binary(op: Opcode, bits: u32, a: u128, b: u128) -> Option<u128> {
     let (sa, sb) = (sext(a, bits), sext(b, bits));
     let shift = u32::try_from(b).unwrap_or(u32::MAX);
     let rotate = (b % u128::from(bits)) as u32;
-    match op {
+    Some(match op {
         Opcode::Add => a.wrapping_add(b),
         Opcode::Sub => a.wrapping_sub(b),
         Opcode::Mul => a.wrapping_mul(b),
@@ -67,13 +68,14 @@ pub fn binary(op: Opcode, bits: u32, a: u128, b: u128) -> u128 {
         Opcode::SubSatU => a.saturating_sub(b),
         Opcode::AddSatS => saturate_signed(sa.saturating_add(sb), bits),
         Opcode::SubSatS => saturate_signed(sa.saturating_sub(sb), bits),
-        _ => unreachable!("{op} is not a binary integer op"),
-    }
+        _ => return None,
+    })
 }
 
-/// The unary integer op `op` on `a` of `bits` bits.
-pub fn unary(op: Opcode, bits: u32, a: u128) -> u128 {
-    match op {
+/// The unary integer op `op` on `a` of `bits` bits; `None` for an op that
+/// is not a unary integer op.
+pub fn unary(op: Opcode, bits: u32, a: u128) -> Option<u128> {
+    Some(match op {
         Opcode::Not => !a,
         Opcode::Neg => a.wrapping_neg(),
         // The width for zero falls out: 128 leading zeros in the container.
@@ -82,8 +84,8 @@ pub fn unary(op: Opcode, bits: u32, a: u128) -> u128 {
         Opcode::Popcnt => u128::from(a.count_ones()),
         Opcode::Bswap => a.swap_bytes() >> (128 - bits),
         Opcode::Parity => u128::from((a as u8).count_ones().is_multiple_of(2)),
-        _ => unreachable!("{op} is not a unary integer op"),
-    }
+        _ => return None,
+    })
 }
 
 /// `a COND b` for integers of `bits` bits.

@@ -38,7 +38,8 @@ pub enum Format {
     AtomicRmw,
     /// `call HELPER`.
     Call,
-    /// `insn ADDR, LEN`: marks the start of a guest instruction.
+    /// `insn ADDR, LEN` / `dep ADDR, LEN`: marks the start of a guest
+    /// instruction, or guest bytes the region depends on.
     Mark,
     /// `jump blockN`.
     Jump,
@@ -328,6 +329,11 @@ declare_ops! {
     /// without a target cache always continues there. Last in the table so
     /// the numbers of the ops above stay those of plugin ABI 1.
     ProbeIndirect = "probe_indirect", Probe;
+    /// Guest bytes ADDR..ADDR+LEN that the translation depends on without
+    /// translating them (a pass looked at them: `dead-flags` at an exit's
+    /// target). Executes as nothing; a write to them invalidates the region
+    /// as a write to its instructions does.
+    Dep = "dep", Mark;
 }
 
 impl Opcode {

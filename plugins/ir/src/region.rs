@@ -39,6 +39,13 @@ pub struct InstData {
 }
 
 impl InstData {
+    /// A `Mark`-format instruction (`insn` or `dep`) for the `len` guest
+    /// bytes at `addr`.
+    pub fn mark(op: Opcode, addr: u64, len: u16) -> InstData {
+        debug_assert_eq!(op.format(), Format::Mark);
+        InstData { op, ty: Type::I64, aux: len, args: [addr as u32, (addr >> 32) as u32, 0] }
+    }
+
     /// The value operands.
     pub fn values(&self) -> impl Iterator<Item = Value> + '_ {
         self.args[..self.op.format().value_args()].iter().map(|a| Value(*a))
@@ -166,12 +173,19 @@ impl Region {
             .map(|d| (d.imm64(), d.aux))
     }
 
-    /// The guest byte ranges `[start, end)` the region's instructions came
-    /// from, sorted and merged when they touch; the entry byte alone for a
-    /// region without `insn` marks. A superblock has several.
+    /// The guest byte ranges `[start, end)` the region depends on: those
+    /// its instructions came from and those its `dep` marks name, sorted
+    /// and merged when they touch; the entry byte alone for a region
+    /// without marks. A superblock has several.
     pub fn guest_ranges(&self) -> Vec<(u64, u64)> {
-        let mut ranges: Vec<(u64, u64)> =
-            self.guest_insns().map(|(a, len)| (a, a.saturating_add(u64::from(len.max(1))))).collect();
+        let mut ranges: Vec<(u64, u64)> = self
+            .blocks
+            .iter()
+            .flat_map(|b| b.insts.iter())
+            .map(|v| self.inst(*v))
+            .filter(|d| d.op.format() == Format::Mark)
+            .map(|d| (d.imm64(), d.imm64().saturating_add(u64::from(d.aux.max(1)))))
+            .collect();
         if ranges.is_empty() {
             ranges.push((self.entry, self.entry.saturating_add(1)));
         }
@@ -299,7 +313,7 @@ impl<'r> Builder<'r> {
     }
 
     pub fn insn(&mut self, addr: u64, len: u16) {
-        self.make(Opcode::Insn, Type::I64, len, [addr as u32, (addr >> 32) as u32, 0]);
+        self.push(InstData::mark(Opcode::Insn, addr, len));
     }
 
     pub fn jump(&mut self, target: Block) {

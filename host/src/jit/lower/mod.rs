@@ -334,7 +334,7 @@ impl<'r> Lowerer<'r> {
             t.is_int() && t.bits() <= 64
         };
         let keeps_nzcv = match d.op {
-            O::Iconst | O::Get | O::Set | O::Insn => true,
+            O::Iconst | O::Get | O::Set | O::Insn | O::Dep => true,
             O::Icmp | O::And | O::Or | O::Xor | O::Trunc | O::Zext | O::Parity => {
                 d.ty.is_int() && d.ty.bits() <= 64 && d.values().all(scalar)
             }
@@ -365,6 +365,7 @@ impl<'r> Lowerer<'r> {
                 self.term_op(&d, b)
             }
             O::Count => self.count_op(&d),
+            O::Dep => Ok(()),
             O::Fadd
             | O::Fsub
             | O::Fmul

@@ -65,7 +65,7 @@ pub fn find(r: &Region) -> Vec<Run> {
                 let fits = match d.op {
                     Opcode::Get => !sets.contains(&d.reg()),
                     Opcode::Set => pinned(d.reg()).is_none() && !gets.contains(&d.reg()),
-                    Opcode::Insn => true,
+                    Opcode::Insn | Opcode::Dep => true,
                     op => !op.has_side_effect(),
                 };
                 if !fits {

@@ -10,7 +10,7 @@ extern crate alloc;
 use alloc::format;
 use alloc::vec::Vec;
 
-use aarchx_plugin_sdk::ir::Region;
+use aarchx_plugin_sdk::ir::{Opcode, Region, Type};
 use aarchx_plugin_sdk::{OptionDescriptor, Options, Pass, PassContext, PassError, PassMeta, PluginPass, Stage, Str};
 
 /// How `faulty` misbehaves.
@@ -27,6 +27,9 @@ pub enum Mode {
     Loop,
     /// Asks for 1 GiB, more than a WASM plugin's memory limit.
     Hog,
+    /// Returns valid IR that computes the wrong thing: every 64-bit `add`
+    /// becomes a `sub` (what verify mode's reference check must catch).
+    Miscompile,
     /// Behaves.
     Ok,
 }
@@ -51,6 +54,14 @@ impl Pass for Faulty {
                 core::hint::black_box(big);
                 Ok(())
             }
+            Mode::Miscompile => {
+                for d in &mut region.insts {
+                    if d.op == Opcode::Add && d.ty == Type::I64 {
+                        d.op = Opcode::Sub;
+                    }
+                }
+                Ok(())
+            }
             Mode::Ok => Ok(()),
         }
     }
@@ -61,8 +72,12 @@ impl PluginPass for Faulty {
         name: "faulty",
         version: 1,
         stage: Stage::Transform,
-        doc: "Fails the way `mode` says: error, invalid, panic, trap, loop, hog or ok.",
-        options: &[OptionDescriptor::string("mode", "error", "error | invalid | panic | trap | loop | hog | ok")],
+        doc: "Fails the way `mode` says: error, invalid, panic, trap, loop, hog, miscompile or ok.",
+        options: &[OptionDescriptor::string(
+            "mode",
+            "error",
+            "error | invalid | panic | trap | loop | hog | miscompile | ok",
+        )],
         before: &[],
         after: &[],
     };
@@ -79,6 +94,7 @@ impl PluginPass for Faulty {
             "trap" if cfg!(target_arch = "wasm32") => Mode::Trap,
             "loop" => Mode::Loop,
             "hog" => Mode::Hog,
+            "miscompile" => Mode::Miscompile,
             "ok" => Mode::Ok,
             other => return Err(PassError(format!("unknown mode `{other}`"))),
         }))
