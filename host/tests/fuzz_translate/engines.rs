@@ -1,21 +1,19 @@
 //! The translations a sequence runs through besides the CPU, all from the
 //! default policy (`policies/default.ron`): its whole pass list, its
-//! `decode` pass alone (the reference), and `decode` alone one instruction
-//! per region (the step-by-step run). A sequence runs region after region
+//! reference translation (the decode and lowering passes: the lifter and
+//! memory-order), and the reference one instruction per region (the
+//! step-by-step run). A sequence runs region after region
 //! on the interpreter until it reaches its end. The step-by-step run also
 //! decides whether a sequence is valid (no memory outside the buffer, no
 //! trap, no undefined result, no flag the SDM leaves undefined read) and
 //! which flags are undefined at its end.
 
-use std::cell::Cell;
 use std::collections::HashMap;
-use std::panic::AssertUnwindSafe;
-use std::sync::Once;
 
 use aarchx::interp::{run_region, RegionExit};
 use aarchx::plugin::registry::Registry;
 use aarchx::policy::{self, Policy};
-use aarchx::translate::Pipeline;
+use aarchx::translate::{PassFailure, Pipeline, Variant};
 use aarchx_ir::{ExitKind, Region, TrapKind};
 use iced_x86::Instruction;
 
@@ -29,9 +27,10 @@ use crate::undefined;
 pub enum Translation {
     /// Every pass of the policy.
     Full,
-    /// The policy's `decode` pass alone.
+    /// The policy's reference translation: its decode and lowering
+    /// passes (`decode`, `memory-order`), see `aarchx::translate`.
     Reference,
-    /// `decode` alone, one instruction per region.
+    /// The reference translation, one instruction per region.
     Step,
 }
 
@@ -42,23 +41,23 @@ const MAX_REGIONS: usize = 100;
 /// A pipeline and the regions it translated for the current code.
 pub struct Translator {
     pipeline: Pipeline,
+    variant: Variant,
     regions: HashMap<u64, Result<Region, String>>,
 }
 
 impl Translator {
     pub fn new(t: Translation) -> Translator {
         let mut policy: Policy = policy::builtin_default();
-        if t != Translation::Full {
-            policy.passes.truncate(1);
-        }
         if t == Translation::Step {
             policy.apply_set("decode.max_insns=1").expect("the default policy has a decode pass");
         }
         let registry = Registry::builtin(aarchx_passes::BUILTIN);
         let passes = policy.validate(&registry).unwrap_or_else(|e| panic!("the default policy: {e}"));
-        let pipeline = Pipeline::new(&passes, policy.translation_config(), None)
+        // A pass that fails is a difference, not a reason to fall back.
+        let pipeline = Pipeline::new(&passes, policy.translation_config(), None, PassFailure::Fail)
             .unwrap_or_else(|e| panic!("the default policy's passes: {e}"));
-        Translator { pipeline, regions: HashMap::new() }
+        let variant = if t == Translation::Full { Variant::Policy } else { Variant::Reference };
+        Translator { pipeline, variant, regions: HashMap::new() }
     }
 
     /// Forgets the regions translated so far (the code changes).
@@ -77,7 +76,11 @@ impl Translator {
                     return exit;
                 }
                 let entry = state.rip;
-                let region = self.regions.entry(entry).or_insert_with(|| translate(&mut self.pipeline, entry, code));
+                let region = self.regions.entry(entry).or_insert_with(|| {
+                    self.pipeline
+                        .translate(entry, code, 0, self.variant)
+                        .map_err(|e| format!("translation failed: {e}"))
+                });
                 match region {
                     Ok(region) => exit = run_region(region, state, machine),
                     Err(e) => {
@@ -113,41 +116,6 @@ impl Translator {
     /// Runs `code` from `case` to its end.
     pub fn run_all(&mut self, runner: &mut Runner, code: &CodeBytes, case: &Case) -> InterpResult {
         self.run(runner, code, case, MAX_REGIONS)
-    }
-}
-
-thread_local! {
-    /// Set while this thread translates: a pass's panic is caught and
-    /// reported as a difference, not printed by the panic hook.
-    static TRANSLATING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// The region at `entry`, or why there is none: the pipeline's error, or
-/// the message of a pass that panicked.
-fn translate(pipeline: &mut Pipeline, entry: u64, code: &CodeBytes) -> Result<Region, String> {
-    static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        let hook = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !TRANSLATING.get() {
-                hook(info);
-            }
-        }));
-    });
-    TRANSLATING.set(true);
-    let result = std::panic::catch_unwind(AssertUnwindSafe(|| pipeline.translate(entry, code, 0)));
-    TRANSLATING.set(false);
-    match result {
-        Ok(Ok(region)) => Ok(region),
-        Ok(Err(e)) => Err(format!("translation failed: {e}")),
-        Err(payload) => {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            Err(format!("a pass panicked translating {entry:#x}: {message}"))
-        }
     }
 }
 

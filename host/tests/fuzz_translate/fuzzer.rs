@@ -1,4 +1,4 @@
-//! The differential run of one sequence (the CPU, the `decode` pass alone,
+//! The differential run of one sequence (the CPU, the reference translation,
 //! the whole default pipeline, compared with the flags undefined at the end
 //! masked), the shrinking of a differing sequence to a minimal one, and
 //! the report: the listing, the initial state, what each side ended with,
@@ -44,7 +44,7 @@ impl Start {
 /// Which translation differs from the CPU.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Blame {
-    /// `decode` alone already differs: the lifter.
+    /// The reference translation (the lifter) already differs.
     Lifter,
     /// Only the whole pipeline differs: a pass after `decode`.
     Passes,
@@ -222,8 +222,8 @@ impl Fuzzer {
         };
         let mut out = String::new();
         let who = match d.blame {
-            Blame::Lifter => "the decode pass alone (the lifter) differs from the CPU",
-            Blame::Passes => "the full pipeline differs from the CPU; the decode pass alone agrees",
+            Blame::Lifter => "the reference translation (the lifter) differs from the CPU",
+            Blame::Passes => "the full pipeline differs from the CPU; the reference translation agrees",
         };
         let _ = writeln!(out, "=== {origin}: {who}");
         let _ = write!(out, "  code:\n{}", sequence::listing(code, self.layout.insn, &self.layout));
@@ -239,7 +239,7 @@ impl Fuzzer {
             "  flags undefined at the end (not compared): {}",
             if d.undefined == 0 { "none".into() } else { undefined::names(d.undefined) }
         );
-        for (name, diffs) in [("decode alone", &d.reference_diffs), ("full pipeline", &d.full_diffs)] {
+        for (name, diffs) in [("reference", &d.reference_diffs), ("full pipeline", &d.full_diffs)] {
             if diffs.is_empty() {
                 let _ = writeln!(out, "  {name}: agrees with the CPU");
                 continue;
@@ -257,7 +257,7 @@ impl Fuzzer {
                 let _ = writeln!(out, "  CPU: {f}");
             }
         }
-        let _ = writeln!(out, "  decode alone final state:\n{}", compare::state_text(&d.reference.state));
+        let _ = writeln!(out, "  reference final state:\n{}", compare::state_text(&d.reference.state));
         let _ = writeln!(out, "  full pipeline final state:\n{}", compare::state_text(&d.full.state));
         let _ = writeln!(out, "  full pipeline IR:\n{}", self.full.regions_text());
         let _ = writeln!(out, "  as a regression (host/tests/fuzz_translate/regressions.rs):");

@@ -1,9 +1,10 @@
 //! Differential fuzzing of translation: random sequences of the oracle's
 //! instruction forms (see `sequence`) with forward branches, shift counts
 //! that mask to zero and memory operands in the scratch buffer run on the
-//! real CPU, through the default policy's `decode` pass alone and through
-//! its whole pass list, both on the interpreter (`engines`), and must end
-//! in the same state but for the flags the SDM leaves undefined. A
+//! real CPU, through the default policy's reference translation (its
+//! decode and lowering passes: the lifter) and through its whole pass
+//! list, both on the interpreter (`engines`), and must end in the same
+//! state but for the flags the SDM leaves undefined. A
 //! differing sequence is shrunk and printed with a `Regression` to paste
 //! into `regressions`, which run first (`fuzzer`).
 //!
