@@ -182,3 +182,17 @@ fn fuzzer_detects_a_wrong_translation() {
         assert!(differ >= 15, "{native:02x?} vs {lifted:02x?}: only {differ} of 50 states differ");
     }
 }
+
+/// A printed `Regression` holds the code moved to an arena at 0: moved
+/// back, it is the code that ran, byte for byte.
+#[test]
+fn printed_code_moves_back_exactly() {
+    let fz = Fuzzer::new();
+    let layout = fz.layout();
+    let canonical = native::layout_at(0);
+    for s in 0..500 {
+        let Some(code) = fz.generate(&mut Rng::new(s)).assemble(layout.insn) else { continue };
+        let printed = sequence::relocate(&code, &layout, &canonical);
+        assert_eq!(sequence::relocate(&printed, &canonical, &layout), code, "sequence {s}");
+    }
+}
