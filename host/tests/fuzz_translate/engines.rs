@@ -99,6 +99,11 @@ impl Translator {
         })
     }
 
+    /// How many regions were translated for the current code.
+    pub fn regions(&self) -> usize {
+        self.regions.len()
+    }
+
     /// The IR of the regions translated for the current code, by address.
     pub fn regions_text(&self) -> String {
         let mut entries: Vec<&u64> = self.regions.keys().collect();

@@ -12,11 +12,17 @@ use aarchx_ir::GuestState;
 use crate::compare::{self, CodeBytes, Diff, InterpResult};
 use crate::engines::{self, Translation, Translator};
 use crate::layout::{Layout, BUF_SIZE};
-use crate::native::{self, Runner};
+use crate::native::{self, NativeResult, Runner};
 use crate::regressions::Regression;
 use crate::sequence::{self, Pool, Sequence};
 use crate::states::{self, Case, Rng};
 use crate::undefined;
+
+/// Where the fuzzer's arena is mapped when it can be: the cases for the
+/// JIT (`Fuzzer::case_line`) are placed there, so the aarch64 test maps
+/// their buffer at the same address. Below 2 GiB, as `[disp32]` operands
+/// need, and free in a qemu-aarch64 process.
+pub const JIT_ARENA: u64 = 0x1000_0000;
 
 /// A sequence's initial state: registers and flags, and the buffer (the
 /// bytes `states::random_case` makes from a seed, or zeros).
@@ -82,14 +88,34 @@ impl Difference {
     }
 }
 
+/// The end of a run where the CPU and both translations agree.
+pub struct Agreement {
+    /// The code as the translations read it (the sequence and its `jmp`
+    /// to the epilogue).
+    code: Vec<u8>,
+    undefined: u8,
+    native: NativeResult,
+}
+
 pub enum Outcome {
     /// Not a valid sequence from this state (why).
     Invalid(String),
-    Agree,
+    Agree(Box<Agreement>),
     Differ(Box<Difference>),
 }
 
+/// What the valid sequences run so far exercised.
+#[derive(Default, Debug)]
+pub struct Coverage {
+    pub sequences: usize,
+    /// Regions the full pipeline translated.
+    pub regions: usize,
+    /// Sequences the full pipeline translated as two regions or more.
+    pub multi_region: usize,
+}
+
 pub struct Fuzzer {
+    pub coverage: Coverage,
     runner: Runner,
     layout: Layout,
     pool: Pool,
@@ -99,10 +125,13 @@ pub struct Fuzzer {
 }
 
 impl Fuzzer {
+    /// A fuzzer whose arena is at `JIT_ARENA` if that is free (the first
+    /// in a process), else anywhere.
     pub fn new() -> Fuzzer {
-        let runner = Runner::new();
+        let runner = Runner::at(JIT_ARENA).unwrap_or_else(Runner::new);
         let layout = runner.layout();
         Fuzzer {
+            coverage: Coverage::default(),
             runner,
             layout,
             pool: Pool::new(&layout),
@@ -153,12 +182,19 @@ impl Fuzzer {
         };
         let reference = self.reference.run_all(&mut self.runner, &code, &case);
         let full = self.full.run_all(&mut self.runner, &code, &case);
+        self.coverage.sequences += 1;
+        self.coverage.regions += self.full.regions();
+        self.coverage.multi_region += usize::from(self.full.regions() > 1);
         self.runner.install_code(native);
         let exit = self.layout.epilogue;
         let (native, reference_diffs, full_diffs) = match self.runner.run(&case.state, &case.mem) {
             Ok(n) => {
                 let diffs = |r: &InterpResult| compare::compare(&n.state, &n.mem, r, exit, undefined, 0);
-                (Ok(n.state), diffs(&reference), diffs(&full))
+                let (reference_diffs, full_diffs) = (diffs(&reference), diffs(&full));
+                if reference_diffs.is_empty() && full_diffs.is_empty() {
+                    return Outcome::Agree(Box::new(Agreement { code: code.bytes, undefined, native: n }));
+                }
+                (Ok(n.state), reference_diffs, full_diffs)
             }
             Err(f) => {
                 let fault = format!("signal {} at {:#x}", f.signal, f.addr);
@@ -168,9 +204,6 @@ impl Fuzzer {
                 (Err(fault.clone()), diff(&reference), diff(&full))
             }
         };
-        if reference_diffs.is_empty() && full_diffs.is_empty() {
-            return Outcome::Agree;
-        }
         let blame = if reference_diffs.is_empty() { Blame::Passes } else { Blame::Lifter };
         Outcome::Differ(Box::new(Difference { blame, undefined, native, reference, full, reference_diffs, full_diffs }))
     }
@@ -287,6 +320,38 @@ impl Fuzzer {
             flags.join(", "),
             xmm.join(", "),
             start.buffer.map_or("None".into(), |s| format!("Some({s:#x})"))
+        )
+    }
+
+    /// The first line of a case file for the JIT (`AARCHX_FUZZ_CASES`, read
+    /// by the aarch64 lib test `jit::tests::fuzz_cases`): where the cases'
+    /// code starts, their buffer, and the address the code leaves to; the
+    /// arena must be at `JIT_ARENA`, where the JIT test maps the buffer.
+    pub fn cases_header(&self) -> Option<String> {
+        let l = &self.layout;
+        (l.code == JIT_ARENA).then(|| format!("code {:#x} buffer {:#x} exit {:#x}", l.insn, l.buf, l.epilogue))
+    }
+
+    /// An agreed run as a line of the case file: the code, the initial
+    /// GPRs, flags (cf pf af zf sf of df), XMM registers and buffer, the
+    /// flags undefined at the end (a mask), then the CPU's final GPRs,
+    /// flags, XMM registers and buffer; hexadecimal, space-separated.
+    pub fn case_line(&self, a: &Agreement, start: &Start) -> String {
+        let state = |s: &GuestState| {
+            let gpr = s.gpr.iter().map(|g| format!("{g:x}"));
+            let flags: String = s.flags[..7].iter().map(|f| f.to_string()).collect();
+            let xmm = s.xmm.iter().map(|x| format!("{x:x}"));
+            gpr.chain(std::iter::once(flags)).chain(xmm).collect::<Vec<_>>().join(" ")
+        };
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        format!(
+            "{} {} {} {:x} {} {}",
+            hex(&a.code),
+            state(&start.state),
+            hex(&start.case(&self.layout).mem),
+            a.undefined,
+            state(&a.native.state),
+            hex(&a.native.mem)
         )
     }
 

@@ -12,7 +12,10 @@
 //! - `AARCHX_FUZZ_SEQUENCES`: sequences to run (default 20 000, or
 //!   200 000 for the ignored `long_run`);
 //! - `AARCHX_FUZZ_SEED`: a number every sequence and state derives from
-//!   (default 0).
+//!   (default 0);
+//! - `AARCHX_FUZZ_CASES`: a file to write the agreeing sequences to, with
+//!   the CPU's results, for the JIT test on aarch64
+//!   (`jit::tests::fuzz_cases`).
 //!
 //! Run: `cargo test --release -p aarchx --test fuzz_translate -- --nocapture`
 //! (add `--ignored` for the long run). See docs/oracle.md.
@@ -46,9 +49,10 @@ mod regressions;
 mod sequence;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 use std::time::Instant;
 
-use fuzzer::{Blame, Fuzzer, Outcome, Start};
+use fuzzer::{Blame, Fuzzer, Outcome, Start, JIT_ARENA};
 use regressions::REGRESSIONS;
 use states::{hash, Rng};
 
@@ -74,7 +78,7 @@ fn fuzz(default: usize) {
     let mut reports = Vec::new();
     for r in REGRESSIONS {
         match fz.check_regression(r) {
-            Outcome::Agree => {}
+            Outcome::Agree(_) => {}
             Outcome::Invalid(why) => reports.push(format!("=== regression \"{}\" is not valid: {why}\n", r.what)),
             Outcome::Differ(_) => {
                 let (code, start) = fz.regression_case(r);
@@ -82,6 +86,15 @@ fn fuzz(default: usize) {
             }
         }
     }
+    let mut cases = std::env::var_os("AARCHX_FUZZ_CASES").map(|path| {
+        let file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("AARCHX_FUZZ_CASES {path:?}: {e}"));
+        let mut w = std::io::BufWriter::new(file);
+        let header = fz.cases_header().unwrap_or_else(|| {
+            panic!("AARCHX_FUZZ_CASES needs the arena at {JIT_ARENA:#x}, taken by another test: run one test alone")
+        });
+        writeln!(w, "{header}").expect("writing AARCHX_FUZZ_CASES");
+        w
+    });
     let mut rejected: BTreeMap<String, usize> = BTreeMap::new();
     let mut differing: BTreeMap<&str, usize> = BTreeMap::new();
     // Differences already reported, by blame and the fields that differ.
@@ -99,7 +112,11 @@ fn fuzz(default: usize) {
                 *rejected.entry(reason).or_insert(0) += 1;
                 continue;
             }
-            Outcome::Agree => {}
+            Outcome::Agree(a) => {
+                if let Some(w) = cases.as_mut() {
+                    writeln!(w, "{}", fz.case_line(&a, &start)).expect("writing AARCHX_FUZZ_CASES");
+                }
+            }
             Outcome::Differ(d) => {
                 *differing.entry(if d.blame == Blame::Lifter { "lifter" } else { "passes" }).or_insert(0) += 1;
                 if reports.len() < MAX_REPORTS && seen.insert(d.signature()) {
@@ -130,6 +147,11 @@ fn fuzz(default: usize) {
     for (why, n) in &rejected {
         println!("  {n:>7}  {why}");
     }
+    let c = &fz.coverage;
+    println!(
+        "regions translated by the full pipeline: {} in {} runs (shrinking included), {} runs with two or more",
+        c.regions, c.sequences, c.multi_region
+    );
     println!("differing sequences: {differing:?}");
     assert!(
         reports.is_empty(),

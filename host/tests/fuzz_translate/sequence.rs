@@ -333,9 +333,10 @@ pub fn by_address(code: &[u8], at: u64) -> HashMap<u64, Instruction> {
     decode(code, at).into_iter().map(|i| (i.ip(), i)).collect()
 }
 
-/// `code` assembled for the arena `from`, moved to the arena `to`: every
-/// address into the arena (RIP-relative and absolute operands, branch
-/// targets, a `mov r64, imm64` of a buffer address) moves with it.
+/// `code` assembled for the arena `from`, moved to the arena `to` (both
+/// below 4 GiB): every address into the arena (RIP-relative and absolute
+/// operands, branch targets, a `mov r64, imm64` of a buffer address, or
+/// of one in its low half) moves with it.
 pub fn relocate(code: &[u8], from: &Layout, to: &Layout) -> Vec<u8> {
     let delta = to.code.wrapping_sub(from.code);
     let mut out = Vec::new();
@@ -350,14 +351,23 @@ pub fn relocate(code: &[u8], from: &Layout, to: &Layout) -> Vec<u8> {
         if matches!(i.op0_kind(), OpKind::NearBranch64) {
             i.set_near_branch64(i.near_branch64().wrapping_add(delta));
         }
-        if i.code() == Code::Mov_r64_imm64 && from.in_buf(i.immediate64(), 1) {
-            i.set_immediate64(i.immediate64().wrapping_add(delta));
+        if i.code() == Code::Mov_r64_imm64 && buffer_address(from, i.immediate64()).is_some() {
+            let imm = i.immediate64();
+            i.set_immediate64((imm & !0xffff_ffff) | (imm as u32).wrapping_add(delta as u32) as u64);
         }
         let bytes = encode(&i, to.insn + out.len() as u64);
         assert_eq!(bytes.len(), len, "{} changed length when moved", forms::format_insn(&i));
         out.extend(bytes);
     }
     out
+}
+
+/// The buffer address `v` holds as a base or index register: all of it,
+/// or its low half (32-bit addressing ignores the upper one, which setup
+/// fills with garbage). Arenas lie below 4 GiB.
+fn buffer_address(layout: &Layout, v: u64) -> Option<u64> {
+    let low = v & 0xffff_ffff;
+    layout.in_buf(low, 1).then_some(low)
 }
 
 /// The listing of `code` at `at`: offset, bytes, disassembly, and where
@@ -373,8 +383,8 @@ pub fn listing(code: &[u8], at: u64, layout: &Layout) -> String {
         }
         let mem = if (0..i.op_count()).any(|n| i.op_kind(n) == OpKind::Memory) && i.is_ip_rel_memory_operand() {
             format!("  ; buf+{:#x}", i.ip_rel_memory_address().wrapping_sub(layout.buf))
-        } else if i.code() == Code::Mov_r64_imm64 && layout.in_buf(i.immediate64(), 1) {
-            format!("  ; buf+{:#x}", i.immediate64() - layout.buf)
+        } else if let Some(a) = buffer_address(layout, i.immediate64()).filter(|_| i.code() == Code::Mov_r64_imm64) {
+            format!("  ; buf+{:#x}", a - layout.buf)
         } else {
             String::new()
         };

@@ -173,22 +173,41 @@ fn at(addr: u64) -> MemoryOperand {
 }
 
 impl Runner {
-    /// Maps the arena, assembles the prologue and epilogue, and installs
-    /// the fault handlers (restored when the runner is dropped).
+    /// Maps the arena (anywhere below 2 GiB), assembles the prologue and
+    /// epilogue, and installs the fault handlers (restored when the runner
+    /// is dropped).
     pub fn new() -> Runner {
-        // SAFETY: an anonymous private mapping with no address hint; the
-        // result is checked before use.
+        Runner::map(ptr::null_mut(), libc::MAP_32BIT).expect("mmap of the oracle arena failed")
+    }
+
+    /// A runner whose arena's code page is at `code` (below 2 GiB), if
+    /// that range is free.
+    pub fn at(code: u64) -> Option<Runner> {
+        Runner::map(code as *mut libc::c_void, libc::MAP_FIXED_NOREPLACE)
+    }
+
+    fn map(hint: *mut libc::c_void, placement: libc::c_int) -> Option<Runner> {
+        // SAFETY: an anonymous private mapping; with MAP_FIXED_NOREPLACE it
+        // replaces nothing. The result is checked before use.
         let base = unsafe {
             libc::mmap(
-                ptr::null_mut(),
+                hint,
                 ARENA_PAGES * PAGE,
                 libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_32BIT,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | placement,
                 -1,
                 0,
             )
         };
-        assert!(base != libc::MAP_FAILED, "mmap of the oracle arena failed");
+        if base == libc::MAP_FAILED {
+            return None;
+        }
+        if !hint.is_null() && base != hint {
+            // A kernel without MAP_FIXED_NOREPLACE took it as a hint.
+            // SAFETY: unmaps the mapping just made, which nothing uses.
+            unsafe { libc::munmap(base, ARENA_PAGES * PAGE) };
+            return None;
+        }
         let base = base.cast::<u8>();
         for guard in [2, 4] {
             // SAFETY: the page lies inside the mapping just created.
@@ -206,7 +225,7 @@ impl Runner {
         runner.assemble();
         runner.install_handlers();
         runner.install(&[0x90]);
-        runner
+        Some(runner)
     }
 
     pub fn layout(&self) -> Layout {
