@@ -128,7 +128,7 @@ impl Fuzzer {
     /// A fuzzer whose arena is at `JIT_ARENA` if that is free (the first
     /// in a process), else anywhere.
     pub fn new() -> Fuzzer {
-        let runner = Runner::at(JIT_ARENA).unwrap_or_else(Runner::new);
+        let runner = Runner::preferring(Some(JIT_ARENA));
         let layout = runner.layout();
         Fuzzer {
             coverage: Coverage::default(),

@@ -177,13 +177,15 @@ impl Runner {
     /// epilogue, and installs the fault handlers (restored when the runner
     /// is dropped).
     pub fn new() -> Runner {
-        Runner::map(ptr::null_mut(), libc::MAP_32BIT).expect("mmap of the oracle arena failed")
+        Runner::preferring(None)
     }
 
-    /// A runner whose arena's code page is at `code` (below 2 GiB), if
+    /// As `new`, with the arena's code page at `code` (below 2 GiB) if
     /// that range is free.
-    pub fn at(code: u64) -> Option<Runner> {
-        Runner::map(code as *mut libc::c_void, libc::MAP_FIXED_NOREPLACE)
+    pub fn preferring(code: Option<u64>) -> Runner {
+        code.and_then(|c| Runner::map(c as *mut libc::c_void, libc::MAP_FIXED_NOREPLACE))
+            .or_else(|| Runner::map(ptr::null_mut(), libc::MAP_32BIT))
+            .expect("mmap of the oracle arena failed")
     }
 
     fn map(hint: *mut libc::c_void, placement: libc::c_int) -> Option<Runner> {
