@@ -2,7 +2,7 @@
 //! sequence draws from (sorted into flag producers, flag consumers, shifts
 //! by cl, other integer and SSE forms), the items a sequence is made of (a
 //! form after the instructions that make it valid, a shift-count setter, a
-//! forward jcc or jmp to a later item), their assembly at an address, the
+//! forward jcc, jmp or call to a later item), their assembly at an address, the
 //! relocation of assembled code to another arena, and the listing.
 
 use std::collections::HashMap;
@@ -142,6 +142,17 @@ impl Pool {
     }
 }
 
+/// How a branch item goes to its target.
+#[derive(Clone, Copy, Debug)]
+pub enum Jump {
+    /// jcc with this condition (0-15).
+    If(u8),
+    Always,
+    /// call: the return address is pushed and never popped (the decoder
+    /// follows the call into the region).
+    Call,
+}
+
 /// One unit of a sequence; shrinking removes whole items.
 #[derive(Clone, Debug)]
 pub enum Item {
@@ -150,9 +161,9 @@ pub enum Item {
     /// high half, bt's bit offset, a 16-bit double shift's count), or a
     /// shift-count setter.
     Insns(Vec<Instruction>),
-    /// A jcc (condition 0-15) or jmp (`None`) to the start of item
-    /// `target`, a later one (the number of items: the sequence's end).
-    Branch { cond: Option<u8>, target: usize },
+    /// A jcc, jmp or call to the start of item `target`, a later one (the
+    /// number of items: the sequence's end).
+    Branch { jump: Jump, target: usize },
 }
 
 #[derive(Clone, Debug)]
@@ -216,7 +227,11 @@ pub fn generate(pool: &Pool, layout: &Layout, rng: &mut Rng) -> Sequence {
         }
         items.push(match draw {
             Draw::Branch => Item::Branch {
-                cond: if rng.one_in(8) { None } else { Some(rng.below(16) as u8) },
+                jump: match rng.below(8) {
+                    0 => Jump::Always,
+                    1 => Jump::Call,
+                    _ => Jump::If(rng.below(16) as u8),
+                },
                 target: i + 1 + rng.below((n - i) as u64) as usize,
             },
             Draw::CountSetter => Item::Insns(vec![if rng.one_in(4) {
@@ -241,8 +256,8 @@ impl Sequence {
         let items = (0..self.items.len())
             .filter(|&k| k != i)
             .map(|k| match &self.items[k] {
-                Item::Branch { cond, target } => {
-                    Item::Branch { cond: *cond, target: if *target > i { target - 1 } else { *target } }
+                Item::Branch { jump, target } => {
+                    Item::Branch { jump: *jump, target: if *target > i { target - 1 } else { *target } }
                 }
                 insns => insns.clone(),
             })
@@ -258,7 +273,8 @@ impl Sequence {
             .iter()
             .map(|item| match item {
                 Item::Insns(insns) => insns.iter().map(|i| encode(i, at).len()).sum(),
-                Item::Branch { cond, .. } => 5 + usize::from(cond.is_some()),
+                Item::Branch { jump: Jump::If(_), .. } => 6,
+                Item::Branch { .. } => 5,
             })
             .collect();
         let starts = |lens: &[usize]| -> Vec<u64> {
@@ -273,8 +289,10 @@ impl Sequence {
         let long = starts(&lens);
         let short: Vec<bool> = (0..self.items.len())
             .map(|k| match self.items[k] {
-                Item::Branch { target, .. } => i8::try_from(long[target] as i64 - (long[k] as i64 + 2)).is_ok(),
-                Item::Insns(_) => false,
+                Item::Branch { jump: Jump::If(_) | Jump::Always, target } => {
+                    i8::try_from(long[target] as i64 - (long[k] as i64 + 2)).is_ok()
+                }
+                _ => false,
             })
             .collect();
         let lens: Vec<usize> = lens.iter().zip(&short).map(|(l, s)| if *s { 2 } else { *l }).collect();
@@ -288,20 +306,18 @@ impl Sequence {
                         bytes.extend(encode(i, ip));
                     }
                 }
-                Item::Branch { cond, target } => {
+                Item::Branch { jump, target } => {
                     let end = starts[k] + lens[k] as u64;
                     let rel = starts[*target] as i64 - end as i64;
-                    match (cond, short[k]) {
-                        (Some(c), true) => bytes.extend([0x70 | c, rel as u8]),
-                        (None, true) => bytes.extend([0xeb, rel as u8]),
-                        (Some(c), false) => {
-                            bytes.extend([0x0f, 0x80 | c]);
-                            bytes.extend((rel as i32).to_le_bytes());
-                        }
-                        (None, false) => {
-                            bytes.push(0xe9);
-                            bytes.extend((rel as i32).to_le_bytes());
-                        }
+                    match (jump, short[k]) {
+                        (Jump::If(c), true) => bytes.extend([0x70 | c, rel as u8]),
+                        (_, true) => bytes.extend([0xeb, rel as u8]),
+                        (Jump::If(c), false) => bytes.extend([0x0f, 0x80 | c]),
+                        (Jump::Always, false) => bytes.push(0xe9),
+                        (Jump::Call, false) => bytes.push(0xe8),
+                    }
+                    if !short[k] {
+                        bytes.extend((rel as i32).to_le_bytes());
                     }
                 }
             }
@@ -378,7 +394,7 @@ pub fn listing(code: &[u8], at: u64, layout: &Layout) -> String {
         let off = i.ip() - at;
         let bytes = &code[off as usize..off as usize + i.len()];
         let mut text = forms::format_insn(&i);
-        if i.is_jcc_short_or_near() || i.is_jmp_short_or_near() {
+        if i.is_jcc_short_or_near() || i.is_jmp_short_or_near() || i.is_call_near() {
             text = format!("{} +{:#x}", format!("{:?}", i.mnemonic()).to_lowercase(), i.near_branch_target() - at);
         }
         let mem = if (0..i.op_count()).any(|n| i.op_kind(n) == OpKind::Memory) && i.is_ip_rel_memory_operand() {
