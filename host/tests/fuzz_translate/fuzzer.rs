@@ -298,29 +298,32 @@ impl Fuzzer {
         out
     }
 
-    /// The case as a `Regression` literal, relocated to an arena at 0.
+    /// The case as a `Regression` literal, relocated to an arena at 0, in
+    /// lines rustfmt leaves alone.
     fn regression_text(&self, code: &[u8], start: &Start) -> String {
         let canonical = native::layout_at(0);
         let code = sequence::relocate(code, &self.layout, &canonical);
         let mut gpr = start.state.gpr;
         gpr[4] = gpr[4] - self.layout.code + canonical.code;
-        let bytes: Vec<String> = code.iter().map(|b| format!("{b:#04x}")).collect();
-        let gprs: Vec<String> = gpr.iter().map(|g| format!("{g:#x}")).collect();
+        // Items `per` to a line, indented as the fields.
+        let rows = |items: Vec<String>, per: usize| -> String {
+            items.chunks(per).map(|c| format!("            {},\n", c.join(", "))).collect()
+        };
+        let mut out = String::from("    Regression {\n        what: \"TODO: what went wrong\",\n");
+        for l in sequence::listing(&code, canonical.insn, &canonical).lines() {
+            out.push_str(&format!("        // {}\n", l.trim()));
+        }
+        out.push_str("        code: &[\n");
+        out.push_str(&rows(code.iter().map(|b| format!("{b:#04x}")).collect(), 16));
+        out.push_str("        ],\n        gpr: [\n");
+        out.push_str(&rows(gpr.iter().map(|g| format!("{g:#x}")).collect(), 4));
         let flags: Vec<String> = start.state.flags[..7].iter().map(|f| f.to_string()).collect();
-        let xmm: Vec<String> =
-            (0..16).filter(|&x| start.state.xmm[x] != 0).map(|x| format!("({x}, {:#x})", start.state.xmm[x])).collect();
-        let listing: String = sequence::listing(&code, canonical.insn, &canonical)
-            .lines()
-            .map(|l| format!("        // {}\n", l.trim()))
-            .collect();
-        format!(
-            "    Regression {{\n        what: \"TODO: what went wrong\",\n{listing}        code: &[{}],\n        gpr: [{}],\n        flags: [{}],\n        xmm: &[{}],\n        buffer: {},\n    }},",
-            bytes.join(", "),
-            gprs.join(", "),
-            flags.join(", "),
-            xmm.join(", "),
-            start.buffer.map_or("None".into(), |s| format!("Some({s:#x})"))
-        )
+        out.push_str(&format!("        ],\n        flags: [{}],\n        xmm: &[\n", flags.join(", ")));
+        let xmm = (0..16).filter(|&x| start.state.xmm[x] != 0).map(|x| format!("({x}, {:#x})", start.state.xmm[x]));
+        out.push_str(&rows(xmm.collect(), 1));
+        let buffer = start.buffer.map_or("None".into(), |s| format!("Some({s:#x})"));
+        out.push_str(&format!("        ],\n        buffer: {buffer},\n    }},"));
+        out
     }
 
     /// The first line of a case file for the JIT (`AARCHX_FUZZ_CASES`, read

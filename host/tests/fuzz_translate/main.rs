@@ -138,7 +138,8 @@ fn fuzz(default: usize) {
         println!("{r}");
     }
     println!(
-        "fuzz_translate: {run} sequences (seed {seed}, {} forms) in {:.1?}; {} regressions; rejected {} drawn sequences:",
+        "fuzz_translate: {run} sequences (seed {seed}, {} forms) in {:.1?}; {} regressions; \
+         rejected {} drawn sequences:",
         fz.forms(),
         started.elapsed(),
         REGRESSIONS.len(),
