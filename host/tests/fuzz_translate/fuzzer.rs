@@ -125,10 +125,11 @@ pub struct Fuzzer {
 }
 
 impl Fuzzer {
-    /// A fuzzer whose arena is at `JIT_ARENA` if that is free (the first
-    /// in a process), else anywhere.
-    pub fn new() -> Fuzzer {
-        let runner = Runner::preferring(Some(JIT_ARENA));
+    /// A fuzzer whose arena is at `arena` if that is free, else anywhere.
+    /// A run's sequences depend on where the arena is (a register may hold
+    /// a buffer address as data), so the batch asks for `JIT_ARENA`.
+    pub fn new(arena: Option<u64>) -> Fuzzer {
+        let runner = Runner::preferring(arena);
         let layout = runner.layout();
         Fuzzer {
             coverage: Coverage::default(),

@@ -72,7 +72,7 @@ fn env(name: &str) -> Option<u64> {
 fn fuzz(default: usize) {
     let sequences = env("AARCHX_FUZZ_SEQUENCES").map_or(default, |n| n as usize);
     let seed = env("AARCHX_FUZZ_SEED").unwrap_or(0);
-    let mut fz = Fuzzer::new();
+    let mut fz = Fuzzer::new(Some(JIT_ARENA));
     let layout = fz.layout();
     let started = Instant::now();
     let mut reports = Vec::new();
@@ -90,7 +90,7 @@ fn fuzz(default: usize) {
         let file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("AARCHX_FUZZ_CASES {path:?}: {e}"));
         let mut w = std::io::BufWriter::new(file);
         let header = fz.cases_header().unwrap_or_else(|| {
-            panic!("AARCHX_FUZZ_CASES needs the arena at {JIT_ARENA:#x}, taken by another test: run one test alone")
+            panic!("AARCHX_FUZZ_CASES needs the arena at {JIT_ARENA:#x}, which is taken: run one batch at a time")
         });
         writeln!(w, "{header}").expect("writing AARCHX_FUZZ_CASES");
         w
@@ -180,7 +180,7 @@ fn long_run() {
 /// the lifter), so a harness that compares nothing is caught.
 #[test]
 fn fuzzer_detects_a_wrong_translation() {
-    let mut fz = Fuzzer::new();
+    let mut fz = Fuzzer::new(None);
     let layout = fz.layout();
     // (run natively, translated instead): add/sub eax,ecx; stc/clc;
     // je +0 / jne +0 followed by a mov that only one of them skips.
@@ -210,7 +210,7 @@ fn fuzzer_detects_a_wrong_translation() {
 /// back, it is the code that ran, byte for byte.
 #[test]
 fn printed_code_moves_back_exactly() {
-    let fz = Fuzzer::new();
+    let fz = Fuzzer::new(None);
     let layout = fz.layout();
     let canonical = native::layout_at(0);
     for s in 0..500 {
