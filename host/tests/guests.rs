@@ -1,8 +1,9 @@
 //! Whole-program oracle: every guest program under aarchx must produce the
 //! same stdout, stderr and exit status (or killing signal) as its native
-//! run, byte for byte. Runs the host build with the interpreter, and, when
-//! `AARCHX_ARM64_BIN` names the aarch64 build, the JIT under qemu-aarch64
-//! with the default and the verify policies.
+//! run, byte for byte. Runs the host build with the interpreter (also in
+//! verify mode, which checks each optimised block against its reference
+//! translation), and, when `AARCHX_ARM64_BIN` names the aarch64 build, the
+//! JIT under qemu-aarch64 with the default and the verify policies.
 
 mod common;
 
@@ -99,6 +100,13 @@ fn guests_match_native_under_the_interpreter() {
             .flat_map(|b| check_all("the interpreter", &[&bin], "interp.ron", b, false))
             .collect(),
     );
+}
+
+#[test]
+fn guests_match_native_in_verify_mode_on_the_interpreter() {
+    // verify.ron asks for the JIT; the x86-64 build runs the interpreter.
+    let bin = host_aarchx();
+    report(check_all("verify mode on the interpreter", &[&bin], "verify.ron", "static", false));
 }
 
 #[test]

@@ -89,6 +89,8 @@ pub const INTEGER: &[Mnemonic] = {
         M::Sar,
         M::Rol,
         M::Ror,
+        M::Rcl,
+        M::Rcr,
         M::Shld,
         M::Shrd,
         M::Xchg,
@@ -466,7 +468,17 @@ fn lockable(m: Mnemonic) -> bool {
 }
 
 fn is_shift(m: Mnemonic) -> bool {
-    matches!(m, Mnemonic::Shl | Mnemonic::Sal | Mnemonic::Shr | Mnemonic::Sar | Mnemonic::Rol | Mnemonic::Ror)
+    matches!(
+        m,
+        Mnemonic::Shl
+            | Mnemonic::Sal
+            | Mnemonic::Shr
+            | Mnemonic::Sar
+            | Mnemonic::Rol
+            | Mnemonic::Ror
+            | Mnemonic::Rcl
+            | Mnemonic::Rcr
+    )
 }
 
 /// Immediates to try for an immediate slot of `bits` (0: the constant 1)

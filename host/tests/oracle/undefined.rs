@@ -54,7 +54,11 @@ pub static TABLE: &[Row] = {
             rule: Rule::Shift,
             doc: "count 0: none; else af, of if count != 1, cf if count >= width (shl/sal/shr, 8/16-bit)",
         },
-        Row { mnemonics: &[M::Rol, M::Ror], rule: Rule::Rotate, doc: "count 0: none; else of if count != 1" },
+        Row {
+            mnemonics: &[M::Rol, M::Ror, M::Rcl, M::Rcr],
+            rule: Rule::Rotate,
+            doc: "count 0: none; else of if count != 1",
+        },
         Row {
             mnemonics: &[M::Shld, M::Shrd],
             rule: Rule::DoubleShift,

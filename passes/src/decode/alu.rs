@@ -259,6 +259,47 @@ impl L<'_, '_> {
         Outcome::Next
     }
 
+    /// rcl / rcr: rotates through CF, of the width + 1 bits CF:dest. The
+    /// count is masked as for the other rotates, then taken modulo
+    /// width + 1 (which matters for 8 and 16 bits only); a masked count of
+    /// zero changes no flag. CF is the last bit rotated out; OF (defined
+    /// for a count of 1) is the result's sign xor CF after rcl, and before
+    /// rcr the operand's sign xor CF.
+    pub fn rotate_through_carry(&mut self, left: bool) -> Outcome {
+        let ty = self.op_type(0);
+        let bits = ty.bits();
+        let wide = int_type(2 * bits as usize / 8);
+        let (count, none) = self.shift_count(1, ty);
+        let (a, addr) = self.read_rmw(0);
+        let cf = self.b.get(Reg::CF);
+        let t = if bits < 32 {
+            let modulus = self.c(Type::I8, u64::from(bits) + 1);
+            self.bin(Opcode::Urem, Type::I8, count, modulus)
+        } else {
+            count
+        };
+        // w = CF:a, width + 1 bits, in a type twice a's width.
+        let cf_wide = self.un(Opcode::Zext, wide, cf);
+        let at = self.c(Type::I8, u64::from(bits));
+        let cf_top = self.bin(Opcode::Shl, wide, cf_wide, at);
+        let a_wide = self.un(Opcode::Zext, wide, a);
+        let w = self.bin(Opcode::Or, wide, cf_top, a_wide);
+        let width1 = self.c(Type::I8, u64::from(bits) + 1);
+        let back = self.bin(Opcode::Sub, Type::I8, width1, t);
+        let (toward, away) = if left { (Opcode::Shl, Opcode::Lshr) } else { (Opcode::Lshr, Opcode::Shl) };
+        let moved = self.bin(toward, wide, w, t);
+        let wrapped = self.bin(away, wide, w, back);
+        let rotated = self.bin(Opcode::Or, wide, moved, wrapped);
+        let r = self.un(Opcode::Trunc, ty, rotated);
+        let new_cf = self.bit(wide, rotated, bits);
+        self.write_at(0, addr, r);
+        let sign = self.bit(ty, if left { r } else { a }, bits - 1);
+        let of = self.bin(Opcode::Xor, Type::I1, sign, if left { new_cf } else { cf });
+        self.shift_flag(Reg::CF, none, new_cf);
+        self.shift_flag(Reg::OF, none, of);
+        Outcome::Next
+    }
+
     /// shld / shrd: double-precision shifts through a double-width value.
     pub fn shift_double(&mut self, left: bool) -> Outcome {
         let ty = self.op_type(0);

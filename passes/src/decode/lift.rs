@@ -73,6 +73,8 @@ pub fn lift(b: &mut Builder<'_>, i: &Instruction) -> Outcome {
         M::Add | M::Adc | M::Sub | M::Sbb | M::Cmp | M::And | M::Or | M::Xor | M::Test => l.alu2(m),
         M::Inc | M::Dec | M::Neg | M::Not => l.alu1(m),
         M::Shl | M::Sal | M::Shr | M::Sar | M::Rol | M::Ror => l.shift(m),
+        M::Rcl => l.rotate_through_carry(true),
+        M::Rcr => l.rotate_through_carry(false),
         M::Shld => l.shift_double(true),
         M::Shrd => l.shift_double(false),
         M::Xchg => l.xchg(),
