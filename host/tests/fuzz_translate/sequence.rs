@@ -17,7 +17,7 @@ use crate::states::{self, Rng};
 /// What a form does with the status flags, for weighting the draw.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
-    /// shl/sal/shr/sar/rol/ror/shld/shrd by cl.
+    /// shl/sal/shr/sar/rol/ror/rcl/rcr/shld/shrd by cl.
     ShiftCl,
     /// Writes status flags (and reads none but CF for adc/sbb).
     Producer,
@@ -60,7 +60,7 @@ fn kind(form: &Form) -> Option<Kind> {
         // the buffer, rbp the stack, a popped rflags without TF and AC).
         return None;
     }
-    let shift = matches!(m, M::Shl | M::Sal | M::Shr | M::Sar | M::Rol | M::Ror | M::Shld | M::Shrd);
+    let shift = matches!(m, M::Shl | M::Sal | M::Shr | M::Sar | M::Rol | M::Ror | M::Rcl | M::Rcr | M::Shld | M::Shrd);
     let by_cl = (0..form.insn.op_count())
         .any(|n| form.insn.op_kind(n) == OpKind::Register && form.insn.op_register(n) == Register::CL);
     Some(if shift && by_cl {
