@@ -3,7 +3,8 @@
 //! masked), the shrinking of a differing sequence to a minimal one, and
 //! the report: the listing, the initial state, what each side ended with,
 //! the pipeline's IR, and the case as a `Regression` to paste into
-//! `regressions.rs`.
+//! `regressions.rs`; and an agreeing run as a line of the case file the
+//! JIT test on aarch64 reads (`AARCHX_FUZZ_CASES`).
 
 use std::fmt::Write;
 
