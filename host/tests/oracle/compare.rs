@@ -25,11 +25,11 @@ use crate::undefined;
 const GPR_NAMES: [&str; 16] =
     ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"];
 
-/// Guest code: a copy of the code page's bytes at the instruction's real
-/// address (the instruction under test and the `jmp` after it).
-struct CodeBytes {
-    addr: u64,
-    bytes: Vec<u8>,
+/// Guest code: a copy of the code page's bytes at their real address (the
+/// code under test and the `jmp` after it).
+pub struct CodeBytes {
+    pub addr: u64,
+    pub bytes: Vec<u8>,
 }
 
 impl GuestCode for CodeBytes {
@@ -152,10 +152,21 @@ pub struct InterpResult {
 }
 
 pub fn interpret(runner: &mut Runner, region: &Region, case: &Case) -> InterpResult {
+    interpret_with(runner, case, |state, machine| run_region(region, state, machine))
+}
+
+/// Runs `run` (the interpreter on one or more regions) from `case`, with
+/// the buffer holding the case's bytes; a run that exceeds `MAX_ACCESSES`
+/// is aborted and reported as a differing exit.
+pub fn interpret_with(
+    runner: &mut Runner,
+    case: &Case,
+    run: impl FnOnce(&mut GuestState, &mut BufMachine) -> RegionExit,
+) -> InterpResult {
     runner.set_buffer(&case.mem);
     let mut state = case.state;
     let mut machine = BufMachine::new(runner.layout());
-    let run = std::panic::catch_unwind(AssertUnwindSafe(|| run_region(region, &mut state, &mut machine)));
+    let run = std::panic::catch_unwind(AssertUnwindSafe(|| run(&mut state, &mut machine)));
     let exit = match run {
         Ok(exit) => exit,
         Err(payload) if payload.is::<RunAway>() => {
@@ -242,7 +253,7 @@ pub fn compare(
     diffs
 }
 
-fn hex(b: &[u8]) -> String {
+pub fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(" ")
 }
 

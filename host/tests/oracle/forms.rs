@@ -62,7 +62,7 @@ pub fn not_yet(form: &Form) -> Option<&'static str> {
 }
 
 /// The integer mnemonics (besides setcc/cmovcc, added below).
-const INTEGER: &[Mnemonic] = {
+pub const INTEGER: &[Mnemonic] = {
     use Mnemonic as M;
     &[
         M::Mov,
@@ -131,7 +131,7 @@ const INTEGER: &[Mnemonic] = {
     ]
 };
 
-const SETCC: &[Mnemonic] = {
+pub const SETCC: &[Mnemonic] = {
     use Mnemonic as M;
     &[
         M::Seto,
@@ -153,7 +153,7 @@ const SETCC: &[Mnemonic] = {
     ]
 };
 
-const CMOVCC: &[Mnemonic] = {
+pub const CMOVCC: &[Mnemonic] = {
     use Mnemonic as M;
     &[
         M::Cmovo,
@@ -176,7 +176,7 @@ const CMOVCC: &[Mnemonic] = {
 };
 
 /// SSE and SSE2 (legacy encodings with XMM operands; MMX forms are skipped).
-const SSE: &[Mnemonic] = {
+pub const SSE: &[Mnemonic] = {
     use Mnemonic as M;
     &[
         M::Movd,
@@ -751,7 +751,7 @@ fn pick_gpr(m: Mnemonic, regs: Regs, size: usize, same: usize, n: u32, rng: &mut
 
 /// Fills in the memory operand for an addressing form. Base and index
 /// registers avoid every register operand and the implicit rax, rcx, rdx
-/// and rsp; their values are set per state (see `states::place_memory`).
+/// and rsp; their values are set per state (see `states::memory_registers`).
 fn set_memory(
     insn: &mut Instruction,
     addr: Addr,

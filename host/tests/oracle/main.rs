@@ -95,6 +95,11 @@ fn check_form(cfg: &Config, runner: &mut Runner, form: &Form) -> Result<Option<F
     let mut detail = String::new();
     for s in 0..cfg.states {
         let case = states::generate(form, &layout, &mut rng);
+        assert!(
+            !undefined::undefined_result(&form.insn, &case.state),
+            "{}: the state leaves the result undefined (states::steer should prevent it)",
+            form.text
+        );
         let interp = compare::interpret(runner, &region, &case);
         if interp.exit == (RegionExit::Trap { kind: TrapKind::Ill }) && interp.state.rip == layout.insn {
             return Err(());

@@ -9,7 +9,8 @@
 //! address-size forms can reach the buffer):
 //!
 //! ```text
-//! page 0  code: prologue at +0, instruction under test at +INSN_OFFSET,
+//! page 0  code: prologue at +0, the code under test (one instruction, or
+//!         a sequence of up to `CODE_SLOT` bytes) at +INSN_OFFSET,
 //!         `jmp epilogue` right after it, epilogue at +EPILOGUE_OFFSET
 //! page 1  data: the `Frame` (guest state in and out, saved host registers)
 //! page 2  guard (PROT_NONE)
@@ -39,7 +40,9 @@ const PAGE: usize = 4096;
 /// Where the instruction under test sits in the code page.
 const INSN_OFFSET: u64 = 0x800;
 /// Where the epilogue starts in the code page.
-const EPILOGUE_OFFSET: u64 = 0x840;
+const EPILOGUE_OFFSET: u64 = 0xc00;
+/// Room for the code under test and its `jmp` to the epilogue.
+pub const CODE_SLOT: usize = (EPILOGUE_OFFSET - INSN_OFFSET) as usize - 5;
 const ARENA_PAGES: usize = 5;
 
 /// The data page: what the prologue loads and the epilogue stores.
@@ -114,6 +117,17 @@ fn x87_from_image(s: &mut GuestState, fx: &[u8; 512]) {
     }
 }
 
+/// The layout of an arena whose code page is at `code`.
+pub fn layout_at(code: u64) -> Layout {
+    Layout {
+        code,
+        insn: code + INSN_OFFSET,
+        epilogue: code + EPILOGUE_OFFSET,
+        data: code + PAGE as u64,
+        buf: code + 3 * PAGE as u64,
+    }
+}
+
 /// Runs single instructions natively in the arena.
 pub struct Runner {
     base: *mut u8,
@@ -159,36 +173,50 @@ fn at(addr: u64) -> MemoryOperand {
 }
 
 impl Runner {
-    /// Maps the arena, assembles the prologue and epilogue, and installs
-    /// the fault handlers (restored when the runner is dropped).
+    /// Maps the arena (anywhere below 2 GiB), assembles the prologue and
+    /// epilogue, and installs the fault handlers (restored when the runner
+    /// is dropped).
     pub fn new() -> Runner {
-        // SAFETY: an anonymous private mapping with no address hint; the
-        // result is checked before use.
+        Runner::preferring(None)
+    }
+
+    /// As `new`, with the arena's code page at `code` (below 2 GiB) if
+    /// that range is free.
+    pub fn preferring(code: Option<u64>) -> Runner {
+        code.and_then(|c| Runner::map(c as *mut libc::c_void, libc::MAP_FIXED_NOREPLACE))
+            .or_else(|| Runner::map(ptr::null_mut(), libc::MAP_32BIT))
+            .expect("mmap of the oracle arena failed")
+    }
+
+    fn map(hint: *mut libc::c_void, placement: libc::c_int) -> Option<Runner> {
+        // SAFETY: an anonymous private mapping; with MAP_FIXED_NOREPLACE it
+        // replaces nothing. The result is checked before use.
         let base = unsafe {
             libc::mmap(
-                ptr::null_mut(),
+                hint,
                 ARENA_PAGES * PAGE,
                 libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_32BIT,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | placement,
                 -1,
                 0,
             )
         };
-        assert!(base != libc::MAP_FAILED, "mmap of the oracle arena failed");
+        if base == libc::MAP_FAILED {
+            return None;
+        }
+        if !hint.is_null() && base != hint {
+            // A kernel without MAP_FIXED_NOREPLACE took it as a hint.
+            // SAFETY: unmaps the mapping just made, which nothing uses.
+            unsafe { libc::munmap(base, ARENA_PAGES * PAGE) };
+            return None;
+        }
         let base = base.cast::<u8>();
         for guard in [2, 4] {
             // SAFETY: the page lies inside the mapping just created.
             let r = unsafe { libc::mprotect(base.add(guard * PAGE).cast(), PAGE, libc::PROT_NONE) };
             assert_eq!(r, 0, "mprotect of a guard page failed");
         }
-        let code = base as u64;
-        let layout = Layout {
-            code,
-            insn: code + INSN_OFFSET,
-            epilogue: code + EPILOGUE_OFFSET,
-            data: code + PAGE as u64,
-            buf: code + 3 * PAGE as u64,
-        };
+        let layout = layout_at(base as u64);
         let mut runner = Runner {
             base,
             layout,
@@ -199,7 +227,7 @@ impl Runner {
         runner.assemble();
         runner.install_handlers();
         runner.install(&[0x90]);
-        runner
+        Some(runner)
     }
 
     pub fn layout(&self) -> Layout {
@@ -288,9 +316,17 @@ impl Runner {
     /// `jmp` to the epilogue after it.
     pub fn install(&mut self, insn: &[u8]) {
         assert!(insn.len() <= 15);
-        let end = self.layout.insn + insn.len() as u64;
+        self.install_code(insn);
+    }
+
+    /// Places code under test (encoded for `layout.insn`, at most
+    /// `CODE_SLOT` bytes, which may jump to the epilogue) and a `jmp` to
+    /// the epilogue after it.
+    pub fn install_code(&mut self, code: &[u8]) {
+        assert!(code.len() <= CODE_SLOT, "{} bytes of code do not fit the slot", code.len());
+        let end = self.layout.insn + code.len() as u64;
         let rel = (self.layout.epilogue as i64 - (end as i64 + 5)) as i32;
-        let mut bytes = insn.to_vec();
+        let mut bytes = code.to_vec();
         bytes.push(0xe9);
         bytes.extend_from_slice(&rel.to_le_bytes());
         self.poke(self.layout.insn, &bytes);

@@ -352,7 +352,25 @@ const STACK_HI: u64 = 2560;
 
 /// Generates the next random state for `form`.
 pub fn generate(form: &Form, layout: &Layout, rng: &mut Rng) -> Case {
-    let insn = &form.insn;
+    let mut case = random_case(layout, form.insn.ip(), rng);
+    // Every SSE form is checked under any MXCSR (rounding, FTZ, DAZ,
+    // sticky flags, unmasked exceptions); the fuzzed sequences keep the
+    // default.
+    case.state.mxcsr = mxcsr_bits(rng);
+    if form.accesses_memory() {
+        for (r, v) in memory_registers(form, layout, rng) {
+            set_reg(&mut case.state, r, u128::from(v));
+        }
+    }
+    steer(form, layout, rng, &mut case);
+    crate::x87::steer(form, layout, rng, &mut case);
+    case
+}
+
+/// A random state at `rip`, not steered for any instruction: interesting
+/// GPRs, flags (DF both ways) and XMM registers, a random buffer, and the
+/// guest rsp in the buffer's stack area.
+pub fn random_case(layout: &Layout, rip: u64, rng: &mut Rng) -> Case {
     let mut st = GuestState::default();
     for g in st.gpr.iter_mut() {
         *g = interesting_u64(rng);
@@ -364,28 +382,22 @@ pub fn generate(form: &Form, layout: &Layout, rng: &mut Rng) -> Case {
     for x in st.xmm.iter_mut() {
         *x = xmm_bits(rng);
     }
-    st.mxcsr = mxcsr_bits(rng);
-    st.rip = insn.ip();
+    st.rip = rip;
     let mut mem = vec![0u8; BUF_SIZE];
     fill_buffer(rng, &mut mem);
     st.gpr[4] = layout.buf + STACK_LO + (rng.below(STACK_HI - STACK_LO) & !7);
-    let mut case = Case { state: st, mem };
-    if form.accesses_memory() {
-        place_memory(form, layout, rng, &mut case);
-    }
-    steer(form, layout, rng, &mut case);
-    crate::x87::steer(form, layout, rng, &mut case);
-    case
+    Case { state: st, mem }
 }
 
-/// Sets the base and index registers so the memory operand lands in the
-/// buffer (RIP-relative and absolute operands were placed by the form).
-fn place_memory(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
+/// The values of the base and index registers (full registers) that put
+/// the memory operand in the buffer; none for RIP-relative and absolute
+/// operands, which the form placed there.
+pub fn memory_registers(form: &Form, layout: &Layout, rng: &mut Rng) -> Vec<(Register, u64)> {
     let insn = &form.insn;
     let base = insn.memory_base();
     let index = insn.memory_index();
     if insn.is_ip_rel_memory_operand() || (base == Register::None && index == Register::None) {
-        return;
+        return Vec::new();
     }
     let size = insn.memory_size().size().max(1) as u64;
     let align = if form.align > 1 {
@@ -399,27 +411,22 @@ fn place_memory(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
     let disp = insn.memory_displacement64();
     let scale = u64::from(insn.memory_index_scale());
     let addr32 = base.size() == 4 || index.size() == 4;
-    let st = &mut case.state;
-    let put = |st: &mut GuestState, r: Register, v: u64, rng: &mut Rng| {
-        let full = r.full_register();
-        if addr32 {
-            // The upper half is ignored by 32-bit addressing: make it garbage.
-            set_reg(st, full, u128::from((rng.next() << 32) | (v & 0xffff_ffff)));
-        } else {
-            set_reg(st, full, u128::from(v));
-        }
+    // The upper half is ignored by 32-bit addressing: make it garbage.
+    let put = |r: Register, v: u64, rng: &mut Rng| {
+        (r.full_register(), if addr32 { (rng.next() << 32) | (v & 0xffff_ffff) } else { v })
     };
     if base == Register::None {
         // [index*scale + disp]: choose the address so the division is exact.
         let ea = ea - (ea.wrapping_sub(disp) % scale);
-        put(st, index, ea.wrapping_sub(disp) / scale, rng);
-        return;
+        return vec![put(index, ea.wrapping_sub(disp) / scale, rng)];
     }
     let idx = if index == Register::None { 0 } else { (rng.below(129) as i64 - 64) as u64 };
+    let mut regs = Vec::new();
     if index != Register::None {
-        put(st, index, idx, rng);
+        regs.push(put(index, idx, rng));
     }
-    put(st, base, ea.wrapping_sub(disp).wrapping_sub(idx.wrapping_mul(scale)), rng);
+    regs.push(put(base, ea.wrapping_sub(disp).wrapping_sub(idx.wrapping_mul(scale)), rng));
+    regs
 }
 
 /// The accumulator and data registers of a one-operand mul/div of `size` bytes.
@@ -528,10 +535,7 @@ fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
         M::Bt | M::Bts | M::Btr | M::Btc
             if insn.op_kind(0) == OpKind::Memory && insn.op_kind(1) == OpKind::Register =>
         {
-            // The bit offset addresses memory beside the operand: keep it
-            // within ±64 bytes.
-            let off = rng.below(1024) as i64 - 512;
-            write_op(case, layout, insn, 1, u128::from(off as u64));
+            write_op(case, layout, insn, 1, u128::from(bit_offset(rng) as u64));
         }
         M::Bsf | M::Bsr | M::Tzcnt | M::Lzcnt | M::Popcnt if rng.one_in(6) => write_op(case, layout, insn, 1, 0),
         M::Cmpxchg if rng.one_in(2) => {
@@ -540,9 +544,7 @@ fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
             set_reg(&mut case.state, acc, v);
         }
         M::Shld | M::Shrd if op_size(insn, 0) == 2 && insn.op_kind(2) == OpKind::Register => {
-            // A 16-bit double shift by more than 16 has an undefined result.
-            let cl = (rng.below(8) << 5) | rng.below(17);
-            set_reg(&mut case.state, Register::CL, u128::from(cl));
+            set_reg(&mut case.state, Register::CL, u128::from(double_shift_count(rng)));
         }
         M::Leave => {
             case.state.gpr[5] = layout.buf + STACK_LO + (rng.below(STACK_HI - STACK_LO) & !7);
@@ -556,6 +558,18 @@ fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
         }
         _ => {}
     }
+}
+
+/// A bit offset for bt/bts/btr/btc on memory with a register offset: it
+/// addresses memory beside the operand, so it stays within ±64 bytes.
+pub fn bit_offset(rng: &mut Rng) -> i64 {
+    rng.below(1024) as i64 - 512
+}
+
+/// A cl for a 16-bit shld/shrd: masked, at most 16 (a 16-bit double shift
+/// by more than 16 has an undefined result).
+pub fn double_shift_count(rng: &mut Rng) -> u64 {
+    (rng.below(8) << 5) | rng.below(17)
 }
 
 /// rsi, rdi in the buffer, a small count for rep forms, and now and then

@@ -134,6 +134,15 @@ pub fn undefined(insn: &Instruction, init: &GuestState) -> u8 {
     }
 }
 
+/// Whether `insn` run from `init` leaves its result undefined: a 16-bit
+/// shld/shrd by more than 16 (single forms are steered away from it, see
+/// `states::double_shift_count`).
+pub fn undefined_result(insn: &Instruction, init: &GuestState) -> bool {
+    matches!(insn.mnemonic(), Mnemonic::Shld | Mnemonic::Shrd)
+        && width(insn) == 16
+        && masked_count(insn, 2, init, 16) > 16
+}
+
 /// The mask as flag names, e.g. "af of".
 pub fn names(mask: u8) -> String {
     NAMES.iter().enumerate().filter(|(k, _)| mask & (1 << k) != 0).map(|(_, n)| *n).collect::<Vec<_>>().join(" ")

@@ -10,5 +10,6 @@
 mod chain;
 mod diff;
 mod frames;
+mod fuzz_cases;
 mod journal;
 mod lifted;
