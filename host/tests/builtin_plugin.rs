@@ -44,8 +44,11 @@ fn write_policy(name: &str, plugins: &str) -> PathBuf {
 fn stats(o: &Outcome) -> String {
     let err = String::from_utf8_lossy(&o.stderr);
     let line = err.lines().find(|l| l.starts_with("aarchx-stats: ")).unwrap_or_else(|| panic!("{}", describe(o)));
-    // Everything but the translation time.
-    line.split_whitespace().filter(|w| !w.starts_with("translate_ns=")).collect::<Vec<_>>().join(" ")
+    // Everything but the translation times.
+    line.split_whitespace()
+        .filter(|w| !w.starts_with("translate_ns=") && !w.starts_with("ns."))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn under(policy: &Path, guest: &str, args: &[&str], log: bool) -> Outcome {
