@@ -117,20 +117,29 @@ impl Engine {
 
     /// Runs `region` from `start` on the JIT with its stores journaled,
     /// then undoes them: what verify mode compares with the interpreter.
-    /// `None` without a JIT, when the JIT declines the region, or when the
-    /// run faults (its state is then not exact).
     #[cfg_attr(not(target_arch = "aarch64"), allow(unused_variables, reason = "only the JIT runs journaled"))]
-    pub fn run_journaled(&mut self, region: &Region, start: &GuestState, process: &mut Process) -> Option<Run> {
+    pub fn run_journaled(&mut self, region: &Region, start: &GuestState, process: &mut Process) -> Journaled {
         match self {
-            Engine::Interp => None,
+            Engine::Interp => Journaled::NotRun,
             #[cfg(target_arch = "aarch64")]
             Engine::Jit { jit, .. } => run_journaled(jit, region, start, process),
         }
     }
 }
 
+/// What [`Engine::run_journaled`] did.
+pub enum Journaled {
+    /// The JIT ran the region: its result, memory already rolled back.
+    Ran(Run),
+    /// The run faulted: its state is not exact, its stores are undone, and
+    /// its instrumentation counted the instructions up to the fault.
+    Faulted,
+    /// No JIT, the JIT declined the region, or MXCSR is not the default.
+    NotRun,
+}
+
 #[cfg(target_arch = "aarch64")]
-fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState, process: &mut Process) -> Option<Run> {
+fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState, process: &mut Process) -> Journaled {
     use crate::jit::CompileOptions;
     use crate::machine::Machine;
     use aarchx_ir::Type;
@@ -138,12 +147,15 @@ fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState,
     if start.mxcsr & MXCSR_CONTROL != GuestState::MXCSR_DEFAULT {
         // As in `Engine::execute`: translated code runs under the default
         // MXCSR only.
-        return None;
+        return Journaled::NotRun;
     }
     let journaled = CompileOptions { journal: true };
     let block = match jit.lookup_with(region.entry, journaled) {
         Some(b) => b,
-        None => jit.compile(region, journaled, true).ok()?,
+        None => match jit.compile(region, journaled, true) {
+            Ok(b) => b,
+            Err(_) => return Journaled::NotRun,
+        },
     };
     let mut state = *start;
     let mem = &mut process.mem;
@@ -154,12 +166,12 @@ fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState,
         // The faulting store's own entry may name memory that cannot be
         // written back: `undo` skips it.
         crate::signal::probe::undo(jit.journal());
-        return None;
+        return Journaled::Faulted;
     }
     let mut stored = crate::verify::Stored::new();
     for e in jit.journal() {
         for i in 0..e.size.min(16) {
-            stored.entry(e.addr + i).or_insert((e.old[i as usize], 0));
+            stored.entry(e.addr.wrapping_add(i)).or_insert((e.old[i as usize], 0));
         }
     }
     for (addr, (_, new)) in stored.iter_mut() {
@@ -168,7 +180,7 @@ fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState,
     // SAFETY: rolls back exactly the stores the journaled run made, to
     // memory that was writable for them.
     unsafe { jit.rollback() };
-    Some(Run { state, exit: out.exit, stored })
+    Journaled::Ran(Run { state, exit: out.exit, stored })
 }
 
 /// Whether `region` calls a runtime helper that may write guest memory

@@ -29,9 +29,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 
 use aarchx_ir::cond::Helper;
-use aarchx_ir::{ExitKind, GuestState, Opcode, Reg, Region, Type};
+use aarchx_ir::{ExitKind, GuestState, Opcode, Reg, Region, TrapKind, Type};
 
-use crate::engine::{Engine, EngineError};
+use crate::engine::{Engine, EngineError, Journaled};
 use crate::interp::{self, RegionExit};
 use crate::machine::Machine;
 use crate::mem::GuestMemory;
@@ -90,10 +90,10 @@ impl Machine for Recording<'_> {
         // Bytes that cannot be read are not stored either: the store
         // faults below, and its fault is the one the interpreter takes.
         let n = u64::from(ty.bits() / 8);
-        let old: Vec<u8> = (0..n).map(|i| self.inner.load(addr + i, Type::I8) as u8).collect();
+        let old: Vec<u8> = (0..n).map(|i| self.inner.load(addr.wrapping_add(i), Type::I8) as u8).collect();
         if probe::take_fault().is_none() {
             for (i, byte) in (0..n).zip(old) {
-                self.old.entry(addr + i).or_insert(byte);
+                self.old.entry(addr.wrapping_add(i)).or_insert(byte);
             }
         }
         self.inner.store(addr, ty, bits)
@@ -104,12 +104,24 @@ impl Machine for Recording<'_> {
     }
 }
 
+/// How a run of [`interpret`] treats the policy's instrumentation.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Counting {
+    /// This run stands for the guest's execution: its `count`s add up.
+    Counted,
+    /// Another run counted this execution already.
+    Muted,
+}
+
 /// Runs `region` on the interpreter from `start`.
-fn interpret(region: &Region, start: &GuestState, mem: &mut GuestMemory) -> Run {
+fn interpret(region: &Region, start: &GuestState, mem: &mut GuestMemory, counting: Counting) -> Run {
     let mut state = *start;
     let mut rec = Recording { inner: mem, old: BTreeMap::new() };
-    // The executed run counts the instrumentation; checking runs do not.
-    let exit = crate::counters::muted(|| interp::run_region(region, &mut state, &mut rec));
+    let mut run = || interp::run_region(region, &mut state, &mut rec);
+    let exit = match counting {
+        Counting::Counted => run(),
+        Counting::Muted => crate::counters::muted(run),
+    };
     let old = rec.old;
     let stored = old.into_iter().map(|(a, b)| (a, (b, mem.load(a, Type::I8) as u8))).collect();
     Run { state, exit, stored }
@@ -181,10 +193,18 @@ impl Verifier {
                 self.mismatch(report)?;
             }
         }
-        let jit = engine.run_journaled(policy, &before, process);
-        let optimised = interpret(policy, &before, &mut process.mem);
+        let (jit, counted) = match engine.run_journaled(policy, &before, process) {
+            Journaled::Ran(run) => (Some(run), true),
+            Journaled::Faulted => (None, true),
+            Journaled::NotRun => (None, false),
+        };
+        // Each execution counts once: on the JIT when it ran, else on the
+        // interpreter's run of the policy's IR (the reference translation
+        // carries no instrumentation).
+        let counting = if counted { Counting::Muted } else { Counting::Counted };
+        let optimised = interpret(policy, &before, &mut process.mem, counting);
         undo(&mut process.mem, &optimised);
-        let kept = interpret(reference, &before, &mut process.mem);
+        let kept = interpret(reference, &before, &mut process.mem, Counting::Muted);
         self.checked_runs += 1;
 
         let mut report = None;
@@ -206,7 +226,16 @@ impl Verifier {
             };
             let diffs = diffs(("policy", &optimised), ("reference", &kept), sticky);
             let direct = matches!(kept.exit, RegionExit::Jump { kind: ExitKind::Jump | ExitKind::Call });
-            let faulted = matches!(kept.exit, RegionExit::Trap { .. } | RegionExit::Fault { .. });
+            // Faults an instruction inside the region raises; a region that
+            // ends in a trap (ud2, int3, an unreadable instruction) keeps
+            // every flag live there.
+            let faulted = matches!(
+                kept.exit,
+                RegionExit::Fault { .. }
+                    | RegionExit::Trap {
+                        kind: TrapKind::DivZero | TrapKind::SimdFp | TrapKind::X87Fp | TrapKind::Privileged
+                    }
+            );
             if faulted && !flags.is_empty() && diffs.len() == flags.len() {
                 // A fault inside the region: the flags of an instruction
                 // before it may be dead in the region's own code (the
@@ -248,9 +277,9 @@ impl Verifier {
         for r in &p.flags {
             alt_start.set(*r, p.state.get(*r));
         }
-        let alt = interpret(reference, &alt_start, &mut process.mem);
+        let alt = interpret(reference, &alt_start, &mut process.mem, Counting::Muted);
         undo(&mut process.mem, &alt);
-        let real = interpret(reference, start, &mut process.mem);
+        let real = interpret(reference, start, &mut process.mem, Counting::Muted);
         undo(&mut process.mem, &real);
         let flags = flag_diffs(&alt.state, &real.state);
         let diffs = diffs(("with the dropped flags", &alt), ("with the reference's", &real), 0);

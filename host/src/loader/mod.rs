@@ -198,10 +198,11 @@ fn map_elf(memory: &mut GuestMemory, path: &Path, elf: &Elf, data: &[u8], brk: b
     let layout = image_layout(elf);
     let at = (elf.kind == ElfKind::Exec).then_some(layout.lo);
     let base = memory.map_image(at, layout.len, layout.align, brk).map_err(map_err("the program image"))?;
-    let bias = base - layout.lo;
+    // Wrapping, as the kernel's sums are: header values are the file's.
+    let bias = base.wrapping_sub(layout.lo);
     for seg in &elf.segments {
         let bytes = &data[seg.offset as usize..][..seg.filesz as usize];
-        memory.write_bytes(seg.vaddr + bias, bytes).map_err(map_err("a segment"))?;
+        memory.write_bytes(seg.vaddr.wrapping_add(bias), bytes).map_err(map_err("a segment"))?;
     }
     let mut start = base;
     for &(len, prot) in &layout.runs {

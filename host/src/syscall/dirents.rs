@@ -41,11 +41,14 @@ impl Process {
     pub(super) fn getdents(&mut self, fd: u64, dirp: u64, count: u64) -> Result<u64, Errno> {
         let count = if (count as u32 as i32) < 0 { 1 } else { count as u32 as usize };
         let mut buf = vec![0u8; count.min(MAX_BUFFER)];
-        let at = host!(libc::SYS_lseek, fd, 0u64, libc::SEEK_CUR as u64)?;
+        // Not a directory (a pipe cannot seek): getdents64 says which error.
+        let at = host!(libc::SYS_lseek, fd, 0u64, libc::SEEK_CUR as u64).ok();
         let n = host!(libc::SYS_getdents64, fd, buf.as_mut_ptr() as u64, buf.len() as u64)? as usize;
         to_linux_dirent(&mut buf[..n])?;
         if let Err(e) = self.mem.write_bytes(dirp, &buf[..n]) {
-            host!(libc::SYS_lseek, fd, at, libc::SEEK_SET as u64)?;
+            if let Some(at) = at {
+                host!(libc::SYS_lseek, fd, at, libc::SEEK_SET as u64)?;
+            }
             return Err(e);
         }
         Ok(n as u64)

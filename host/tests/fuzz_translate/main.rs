@@ -101,6 +101,9 @@ fn fuzz(default: usize) {
     let mut seen = BTreeSet::new();
     let (mut run, mut k) = (0, 0u64);
     while run < sequences {
+        // About a quarter of the drawn sequences are rejected; a change that
+        // made nearly all of them invalid must fail, not loop.
+        assert!(k < 20 * sequences as u64 + 1000, "{k} sequences drawn, {run} valid: {rejected:?}");
         let s = hash(&[seed.to_le_bytes(), k.to_le_bytes()].concat());
         k += 1;
         let seq = fz.generate(&mut Rng::new(s ^ ITEMS));
