@@ -216,14 +216,10 @@ impl Verifier {
         }
         if report.is_none() {
             let flags = flag_diffs(&optimised.state, &kept.state);
-            // A pass may drop a float op nobody uses, and with it the
-            // MXCSR exception flags it raises (`Opcode::uses_mxcsr`): fewer
-            // sticky flags than the reference's are no mismatch.
-            let sticky = if optimised.state.mxcsr & MXCSR_STICKY & !kept.state.mxcsr == 0 {
-                u128::from(MXCSR_STICKY)
-            } else {
-                0
-            };
+            // Fewer MXCSR sticky flags than the reference's are no mismatch
+            // (`GuestState::mxcsr_within`).
+            let sticky =
+                if optimised.state.mxcsr_within(&kept.state) { u128::from(GuestState::MXCSR_FLAGS) } else { 0 };
             let diffs = diffs(("policy", &optimised), ("reference", &kept), sticky);
             let direct = matches!(kept.exit, RegionExit::Jump { kind: ExitKind::Jump | ExitKind::Call });
             // Faults an instruction inside the region raises; a region that
@@ -324,9 +320,6 @@ fn flag_diffs(a: &GuestState, b: &GuestState) -> Vec<Reg> {
 /// (arm64 has no such flag; see docs/architecture.md, "SSE floating
 /// point"): not compared between the JIT and the interpreter.
 const MXCSR_DE: u128 = 0x2;
-
-/// MXCSR's sticky exception flags.
-const MXCSR_STICKY: u32 = 0x3f;
 
 /// How runs `a` and `b` from one state and memory differ: registers
 /// (MXCSR but the bits `mxcsr_ignored`), flags, vector state, rip, the

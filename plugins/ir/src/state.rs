@@ -58,6 +58,15 @@ impl Default for GuestState {
 }
 
 impl GuestState {
+    /// Whether this state's MXCSR is `reference`'s but for sticky flags it
+    /// lacks: what a pass may make of it by dropping a float op nobody uses,
+    /// flags and all (`Opcode::uses_mxcsr`). Never more flags, nor other
+    /// control bits.
+    pub fn mxcsr_within(&self, reference: &GuestState) -> bool {
+        let (got, want) = (self.mxcsr, reference.mxcsr);
+        got & !Self::MXCSR_FLAGS == want & !Self::MXCSR_FLAGS && got & Self::MXCSR_FLAGS & !want == 0
+    }
+
     pub const OFFSET_GPR: usize = core::mem::offset_of!(GuestState, gpr);
     pub const OFFSET_RIP: usize = core::mem::offset_of!(GuestState, rip);
     pub const OFFSET_FS_BASE: usize = core::mem::offset_of!(GuestState, fs_base);
@@ -66,6 +75,8 @@ impl GuestState {
     /// MXCSR at process start (and for a signal handler): every exception
     /// masked, round to nearest, no FTZ nor DAZ, no flag set.
     pub const MXCSR_DEFAULT: u32 = 0x1f80;
+    /// MXCSR's sticky exception flags (IE DE ZE OE UE PE).
+    pub const MXCSR_FLAGS: u32 = 0x3f;
     /// The x87 control word after `fninit`: every exception masked,
     /// 64-bit precision, round to nearest.
     pub const FPCW_DEFAULT: u16 = 0x037f;
