@@ -184,17 +184,21 @@ mod tests {
     }
 
     /// The protections of the mapping holding `addr`, from
-    /// /proc/self/maps ("r-xp", "rw-p"...).
+    /// /proc/self/maps ("r-xp", "rw-p"...). The file is not a snapshot:
+    /// read while other tests' threads map and unmap, it can miss a line
+    /// (seen under qemu-aarch64), so a missing mapping is read again
+    /// before it counts as unmapped.
     fn protection(addr: usize) -> String {
-        let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
-        maps.lines()
-            .find_map(|l| {
+        let find = || {
+            let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+            maps.lines().find_map(|l| {
                 let (range, rest) = l.split_once(' ')?;
                 let (s, e) = range.split_once('-')?;
                 let (s, e) = (usize::from_str_radix(s, 16).ok()?, usize::from_str_radix(e, 16).ok()?);
                 (s..e).contains(&addr).then(|| rest.split(' ').next().unwrap_or_default().to_owned())
             })
-            .unwrap_or_else(|| panic!("{addr:#x} is not mapped"))
+        };
+        (0..20).find_map(|_| find()).unwrap_or_else(|| panic!("{addr:#x} is not mapped"))
     }
 
     #[test]
