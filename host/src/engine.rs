@@ -8,7 +8,8 @@ use std::collections::HashSet;
 
 use aarchx_ir::{GuestState, Region};
 
-use crate::interp::{self, RegionExit};
+use crate::interp;
+use crate::machine::RegionExit;
 use crate::policy::{Backend, Policy};
 use crate::syscall::Process;
 use crate::verify::Run;
@@ -59,9 +60,12 @@ impl Engine {
     }
 
     /// Runs `region` (translated for `state.rip`) once, or on the JIT, as far
-    /// as chained blocks take it. While the guest handles SIGSEGV or
-    /// SIGBUS, a JIT run is one region and, when it faults, leaves memory
-    /// as it found it, so the dispatcher can replay it on the interpreter.
+    /// as chained blocks take it: the one place a region is run for the
+    /// dispatcher. While the guest handles SIGSEGV or SIGBUS, the exit is
+    /// exact: a JIT run is then one region, journaled, and when it faults
+    /// its stores are undone and the interpreter replays the region from
+    /// its entry, stopping at the faulting instruction with the state
+    /// before it.
     pub fn execute(
         &mut self,
         region: &Region,
@@ -242,15 +246,21 @@ fn run_jit(
         }
     };
     jit.note_entry(block);
+    let entry = exact.then_some(*state);
     let mem = &mut process.mem;
     // SAFETY: the block was compiled from guest code of this process; every
     // address it touches is a guest address, identity-mapped, and no Rust
     // reference into guest memory is alive across the call.
     let out = unsafe { jit.run(block, state, &mut |h, s| mem.helper(h, s)) };
-    if exact && matches!(out.exit, RegionExit::Fault { .. }) {
-        // The faulting store's own entry may name memory that cannot be
-        // written: `undo` skips it.
+    if let (RegionExit::Fault { .. }, Some(entry)) = (out.exit, entry) {
+        // Not exact from the JIT: its stores are undone (the faulting
+        // store's own entry may name memory that cannot be written:
+        // `undo` skips it) and the interpreter replays the region from
+        // its entry and stops at the fault; the JIT counted that part
+        // already (instrumentation).
         crate::signal::probe::undo(jit.journal());
+        *state = entry;
+        return Ok(crate::counters::muted(|| interp::run_region(region, state, &mut process.mem)));
     }
     if let Some(stub) = out.chain {
         if let Some(target) = jit.lookup(state.rip) {

@@ -1,9 +1,36 @@
-//! The executors' view of the machine around guest state: guest memory and
-//! runtime helpers. The interpreter and verify mode are generic over it, so
-//! verify can journal stores and the oracle tests can run on a test buffer.
+//! The executors' interface: the machine around guest state they run on
+//! (guest memory and runtime helpers: [`Machine`]) and what every executor
+//! returns ([`RegionExit`]). The interpreter and verify mode are generic
+//! over the machine, so verify can journal stores and the oracle tests can
+//! run on a test buffer.
 
 use aarchx_ir::cond::Helper;
-use aarchx_ir::{GuestState, Type};
+use aarchx_ir::{ExitKind, GuestState, TrapKind, Type};
+
+/// How a region was left: the contract of the interpreter, the JIT and
+/// [`crate::engine::Engine::execute`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegionExit {
+    /// Left through `exit`/`exit_indirect`; state.rip already holds the target.
+    Jump { kind: ExitKind },
+    /// A `trap`: state.rip holds the faulting instruction's address.
+    Trap { kind: TrapKind },
+    /// A guest memory access faulted. From the interpreter, and from the
+    /// engine while the guest handles memory faults, the state is the one
+    /// before the faulting instruction (rip is its address); straight from
+    /// JIT code it is not exact (the engine then replays the region).
+    Fault { fault: GuestFault },
+}
+
+/// A synchronous fault of a guest memory access: the host signal
+/// (SIGSEGV or SIGBUS, the same numbers on x86-64 and arm64), its
+/// `si_code` and the faulting address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GuestFault {
+    pub sig: i32,
+    pub code: i32,
+    pub addr: u64,
+}
 
 /// Guest memory and runtime services, as an executor needs them.
 pub trait Machine {

@@ -10,9 +10,9 @@ use std::rc::Rc;
 use aarchx_ir::{ExitKind, GuestState, Region};
 
 use crate::engine::{Engine, EngineError};
-use crate::interp::{self, RegionExit};
 use crate::loader::rootfs::{Rootfs, RootfsError};
 use crate::loader::{self, LoadError};
+use crate::machine::RegionExit;
 use crate::mem::GuestMemory;
 use crate::plugin::{PluginError, Registry};
 use crate::policy::{Policy, PolicyError};
@@ -177,9 +177,6 @@ pub fn run(
         let variant = if exact_float_traps(&state) { Variant::Reference } else { Variant::Policy };
         let region = cache.get_or_translate(rip, variant, &mut pipeline, &process.mem)?;
         tracing::trace!(target: "aarchx::exec", "{rip:#x}");
-        // The state to replay a faulting region from: kept only while the
-        // guest handles memory faults (a 576-byte copy per dispatch).
-        let entry = process.catches_memory_faults().then_some(state);
         let due = verifier.as_mut().is_some_and(|v| v.due(&region));
         let exit = match verifier.as_mut().filter(|_| due) {
             Some(v) => {
@@ -188,15 +185,7 @@ pub fn run(
             }
             None => engine.execute(&region, &mut state, &mut process),
         };
-        let mut exit = exit.inspect_err(|_| report_summary(verifier.as_ref(), &engine, &mut pipeline, &cache))?;
-        if let (RegionExit::Fault { from_jit: true, .. }, Some(entry)) = (&exit, entry) {
-            // Not exact from the JIT: the interpreter replays the region
-            // (run journaled, so alone and with its stores undone: see
-            // `Engine::execute`) and stops at the fault; the JIT counted
-            // that part already (instrumentation).
-            state = entry;
-            exit = crate::counters::muted(|| interp::run_region(&region, &mut state, &mut process.mem));
-        }
+        let exit = exit.inspect_err(|_| report_summary(verifier.as_ref(), &engine, &mut pipeline, &cache))?;
         let fatal = match exit {
             // A signal came first: its handler runs, then the system call.
             RegionExit::Jump { kind: ExitKind::Syscall } if process.signal_before_syscall() => {

@@ -27,8 +27,8 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::SeqCst};
 
+use crate::machine::GuestFault;
 use crate::signal::frame::{Plain, Siginfo};
-use crate::signal::GuestFault;
 
 /// The fault signals [`on_fault`] owns.
 pub const FAULT_SIGNALS: [i32; 5] = [libc::SIGILL, libc::SIGTRAP, libc::SIGBUS, libc::SIGFPE, libc::SIGSEGV];

@@ -32,8 +32,9 @@ use aarchx_ir::cond::Helper;
 use aarchx_ir::{ExitKind, GuestState, Opcode, Reg, Region, TrapKind, Type};
 
 use crate::engine::{Engine, EngineError, Journaled};
-use crate::interp::{self, RegionExit};
+use crate::interp;
 use crate::machine::Machine;
+use crate::machine::RegionExit;
 use crate::mem::GuestMemory;
 use crate::policy::{OnMismatch, VerifySettings};
 use crate::signal::probe;

@@ -10,8 +10,9 @@
 //! before reading them: `dead-flags` may leave them uncomputed there. (The lifter itself is checked
 //! against the CPU by the oracle test.)
 
-use aarchx::interp::{run_region, RegionExit};
+use aarchx::interp::run_region;
 use aarchx::machine::Machine;
+use aarchx::machine::RegionExit;
 use std::collections::BTreeMap;
 
 use aarchx_ir::cond::Helper;

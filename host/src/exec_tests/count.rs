@@ -6,7 +6,7 @@ use aarchx_ir::ExitKind;
 
 use super::{region, state_with, GuestMem, Prepared};
 use crate::counters;
-use crate::interp::RegionExit;
+use crate::machine::RegionExit;
 
 /// Adds 3 to counter A per loop iteration (rcx of them) and 5000 to
 /// counter B once, on the way out.

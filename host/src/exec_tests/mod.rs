@@ -27,10 +27,11 @@ use aarchx_ir::parse::parse;
 use aarchx_ir::verify::verify;
 use aarchx_ir::{Builder, ExitKind, GuestState, Opcode, Reg, Region, Type, Value};
 
-use crate::interp::{run_region, RegionExit};
+use crate::interp::run_region;
 #[cfg(target_arch = "aarch64")]
 use crate::jit::{BlockId, CompileOptions, Jit};
 use crate::machine::Machine;
+use crate::machine::RegionExit;
 
 /// MXCSR's denormal-operand flag.
 const MXCSR_DE: u32 = 0x2;

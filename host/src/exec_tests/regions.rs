@@ -6,7 +6,7 @@ use aarchx_ir::cond::Helper;
 use aarchx_ir::{ExitKind, GuestState, Reg, TrapKind};
 
 use super::{check, region, state_with, GuestMem, Outcome};
-use crate::interp::RegionExit;
+use crate::machine::RegionExit;
 
 /// A byte that no fixture stores, to fill memory with so that the bytes a
 /// region wrote can be told from those it left.

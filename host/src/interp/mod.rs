@@ -25,22 +25,8 @@ use std::cell::Cell;
 use aarchx_ir::cond::Helper;
 use aarchx_ir::{ExitKind, FloatCond, GuestState, InstData, IntCond, Opcode, Reg, Region, RmwOp, TrapKind};
 
-use crate::machine::Machine;
-use crate::signal::{probe, GuestFault};
-
-/// How a region was left.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RegionExit {
-    /// Left through `exit`/`exit_indirect`; state.rip already holds the target.
-    Jump { kind: ExitKind },
-    /// A `trap`: state.rip holds the faulting instruction's address.
-    Trap { kind: TrapKind },
-    /// A guest memory access faulted. From the interpreter the state is
-    /// the one before the faulting instruction (rip is its address); from
-    /// JIT code (`from_jit`) the state is not exact and the dispatcher
-    /// replays the region on the interpreter.
-    Fault { fault: GuestFault, from_jit: bool },
-}
+use crate::machine::{Machine, RegionExit};
+use crate::signal::probe;
 
 thread_local! {
     /// The value array of the last run on this thread, kept for its allocation.
@@ -99,7 +85,7 @@ fn run_blocks<M: Machine>(
             if matches!(d.op, Opcode::Load | Opcode::Store | Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::Call) {
                 if let Some(fault) = probe::take_fault() {
                     put_back(state, undo);
-                    return RegionExit::Fault { fault, from_jit: false };
+                    return RegionExit::Fault { fault };
                 }
             }
             values[v.index()] = result & region.value_type(v).mask();

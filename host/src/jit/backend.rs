@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use aarchx_ir::cond::Helper;
 use aarchx_ir::{GuestState, Region};
 
-use crate::interp::RegionExit;
+use crate::machine::RegionExit;
 
 use super::cache::CodeCache;
 use super::chain::StubTable;

@@ -9,7 +9,7 @@
 
 use aarchx_ir::{ExitKind, TrapKind};
 
-use crate::interp::RegionExit;
+use crate::machine::RegionExit;
 
 /// A chainable exit stub: a global index, reported in [`super::JitExit`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -45,7 +45,7 @@ pub fn decode(code: u64) -> (RegionExit, Option<StubId>) {
     let exit = match code & 0xff {
         TAG_EXIT => RegionExit::Jump { kind: ExitKind::from_u16(kind).expect("valid exit kind") },
         TAG_TRAP => RegionExit::Trap { kind: TrapKind::from_u16(kind).expect("valid trap kind") },
-        TAG_FAULT => RegionExit::Fault { fault: crate::signals::take_fault(), from_jit: true },
+        TAG_FAULT => RegionExit::Fault { fault: crate::signals::take_fault() },
         tag => panic!("bad exit tag {tag} in {code:#x}"),
     };
     (exit, stub)

@@ -81,7 +81,7 @@
 //!
 //! What is deliberately absent, for later issues: an exact guest state at a faulting access (a fault in translated code
 //! leaves the run through the trampoline's exit with a fault code, and the
-//! dispatcher replays the region on the interpreter: see
+//! engine replays the region on the interpreter: see
 //! `docs/signals.md`); a budget check on a region's
 //! internal back edges (only block-to-block chaining is bounded); true
 //! atomicity of a misaligned locked access (done as a fenced plain

@@ -19,7 +19,7 @@
 //! IR `set` storing to it where it stands (`rip` only at exits and before
 //! helper calls). A fault in translated code leaves through the
 //! trampoline's fault exit, which does not store the pinned registers:
-//! the dispatcher replays the region from the state it saved before the
+//! the engine replays the region from the state it saved before the
 //! run, or the process dies of the signal.
 
 use aarchx_ir::Reg;

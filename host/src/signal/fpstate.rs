@@ -9,7 +9,8 @@ use std::rc::Rc;
 use aarchx_ir::{ExitKind, GuestState, Region, TrapKind};
 use aarchx_pass::{GuestCode, MemoryModel, Options, PassContext, TranslationConfig};
 
-use crate::interp::{self, RegionExit};
+use crate::interp;
+use crate::machine::RegionExit;
 use crate::mem::GuestMemory;
 
 /// `fxsave64 [rdi]; ud2`.

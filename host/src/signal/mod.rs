@@ -10,13 +10,3 @@ pub mod fpstate;
 pub mod frame;
 pub mod interruptible;
 pub mod probe;
-
-/// A synchronous fault of a guest memory access: the host signal
-/// (SIGSEGV or SIGBUS, the same numbers on x86-64 and arm64), its
-/// `si_code` and the faulting address.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GuestFault {
-    pub sig: i32,
-    pub code: i32,
-    pub addr: u64,
-}

@@ -13,8 +13,8 @@
 
 use std::cell::Cell;
 
-use super::GuestFault;
 use crate::jit::JournalEntry;
+use crate::machine::GuestFault;
 
 #[cfg(target_arch = "aarch64")]
 std::arch::global_asm!(

@@ -28,9 +28,10 @@ use aarchx_ir::{GuestState, TrapKind};
 
 use super::numbers::Sysno;
 use super::{Errno, Process, SYSCALL_LEN};
+use crate::machine::GuestFault;
 use crate::mem::GuestMemory;
 use crate::signal::frame::{Placement, Plain, RtSigframe, Sigcontext, Siginfo, StackT, Ucontext, UC_FLAGS};
-use crate::signal::{fpstate, interruptible, GuestFault};
+use crate::signal::{fpstate, interruptible};
 use crate::signals;
 
 const SIGKILL: u64 = 9;

@@ -10,7 +10,8 @@
 
 use std::collections::HashMap;
 
-use aarchx::interp::{run_region, RegionExit};
+use aarchx::interp::run_region;
+use aarchx::machine::RegionExit;
 use aarchx::plugin::registry::Registry;
 use aarchx::policy::{self, Policy};
 use aarchx::translate::{PassFailure, Pipeline, Variant};

@@ -10,8 +10,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
-use aarchx::interp::{run_region, RegionExit};
+use aarchx::interp::run_region;
 use aarchx::machine::Machine;
+use aarchx::machine::RegionExit;
 use aarchx_ir::cond::Helper;
 use aarchx_ir::{ExitKind, GuestState, Region, Type};
 use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};

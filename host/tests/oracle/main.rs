@@ -26,7 +26,7 @@ mod x87;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use aarchx::interp::RegionExit;
+use aarchx::machine::RegionExit;
 use aarchx_ir::TrapKind;
 use iced_x86::Mnemonic;
 

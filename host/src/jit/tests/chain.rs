@@ -4,9 +4,9 @@
 use aarchx_ir::{ExitKind, GuestState};
 
 use crate::exec_tests::region;
-use crate::interp::RegionExit;
 use crate::jit::exit::StubId;
 use crate::jit::{CompileOptions, Jit};
+use crate::machine::RegionExit;
 
 /// rcx -= 1, rax += 1, then on to 0x2000.
 const A: &str = "region 0x1000\nblock0:\n insn 0x1000, 4\n v0 = get rcx\n v1 = iconst.i64 0x1\n v2 = sub.i64 v0, v1\n\

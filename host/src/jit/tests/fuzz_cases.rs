@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use aarchx_ir::GuestState;
 use aarchx_pass::GuestCode;
 
-use crate::interp::RegionExit;
 use crate::jit::{BlockId, CompileOptions, Jit};
+use crate::machine::RegionExit;
 use crate::plugin::registry::Registry;
 use crate::policy;
 use crate::translate::{PassFailure, Pipeline, Variant};
