@@ -169,7 +169,7 @@ fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState,
     if matches!(out.exit, RegionExit::Fault { .. }) {
         // The faulting store's own entry may name memory that cannot be
         // written back: `undo` skips it.
-        crate::signal::probe::undo(jit.journal());
+        crate::jit::journal::undo(jit.journal());
         return Journaled::Faulted;
     }
     let mut stored = crate::verify::Stored::new();
@@ -258,7 +258,7 @@ fn run_jit(
         // `undo` skips it) and the interpreter replays the region from
         // its entry and stops at the fault; the JIT counted that part
         // already (instrumentation).
-        crate::signal::probe::undo(jit.journal());
+        crate::jit::journal::undo(jit.journal());
         *state = entry;
         return Ok(crate::counters::muted(|| interp::run_region(region, state, &mut process.mem)));
     }

@@ -24,6 +24,7 @@ pub mod run;
 pub mod signal;
 pub mod signals;
 pub mod syscall;
+pub mod thread;
 pub mod translate;
 pub mod verify;
 pub mod x87;

@@ -19,7 +19,7 @@ use super::ibtc::Ibtc;
 use super::journal::{self, JournalEntry};
 use super::lower::{self, Decline};
 use super::CompileOptions;
-use crate::signals::Fixup;
+use crate::thread::Fixup;
 
 /// Size of the code cache mapping. Every branch inside it (block to
 /// block, block to trampoline) is within the ±128 MiB reach of `b`.

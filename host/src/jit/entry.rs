@@ -15,7 +15,7 @@
 //! FPSR gathered into its MXCSR (see `lower::fpsr_flags`), restores the
 //! registers and returns to Rust. A guest fault enters the exit sequence
 //! past the stores (the fault exit): the pinned registers may hold
-//! anything by then, and the dispatcher restores the state it saved.
+//! anything by then, and the engine restores the state it saved.
 //!
 //! The registers it pins are declared in [`super::regs`].
 
@@ -28,6 +28,7 @@ use super::cache::CodeCache;
 use super::context::{JitContext, OFF_BUDGET, OFF_ENTRY_SP};
 use super::lower::{fpsr_flags, FPSR, OFF_MXCSR};
 use super::regs::{PINNED, SPILL_AREA, STATE_REG};
+use crate::thread::{CodeRun, Fixup};
 
 type EnterFn = unsafe extern "C" fn(*mut GuestState, *mut JitContext, usize) -> u64;
 
@@ -129,28 +130,27 @@ impl Trampoline {
     /// While it runs, a guest memory fault in the code cache comes back
     /// as the fault exit code, and a misaligned acquire/release access at
     /// an address of `fixups` resumes at its fixup (see `crate::signals`).
-    pub unsafe fn enter(
-        &self,
-        state: &mut GuestState,
-        ctx: &mut JitContext,
-        code: usize,
-        fixups: &[crate::signals::Fixup],
-    ) -> u64 {
+    pub unsafe fn enter(&self, state: &mut GuestState, ctx: &mut JitContext, code: usize, fixups: &[Fixup]) -> u64 {
         // SAFETY: `enter` is the address of the code generated above,
         // which follows the C calling convention of `EnterFn`.
         let f = unsafe { std::mem::transmute::<usize, EnterFn>(self.enter) };
-        crate::signals::jit_enter(
-            self.cache.clone(),
-            self.blocks,
-            self.fault_exit,
-            std::ptr::addr_of!(ctx.entry_sp),
-            std::ptr::addr_of_mut!(ctx.ibtc).cast(),
-            fixups,
-        );
+        let context = crate::thread::current();
+        context.set_code_run(Some(CodeRun {
+            code: (self.cache.start, self.cache.end),
+            blocks: self.blocks,
+            exit: self.fault_exit,
+            sp_slot: std::ptr::addr_of!(ctx.entry_sp) as usize,
+            fault_code: super::exit::fault_code(),
+            cut_slot: std::ptr::addr_of_mut!(ctx.ibtc) as usize,
+            cut_value: super::ibtc::NO_ENTRIES.as_ptr() as usize,
+            budget_reg: usize::from(super::regs::BUDGET_REG),
+            fixups: (fixups.as_ptr() as usize, fixups.len()),
+            patch: Some(super::cache::patch_word),
+        }));
         // SAFETY: the caller's contract; the code preserves every register
         // AAPCS64 requires and returns through the exit sequence.
         let code = unsafe { f(state, ctx, code) };
-        crate::signals::jit_leave();
+        context.set_code_run(None);
         code
     }
 }

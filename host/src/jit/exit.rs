@@ -5,7 +5,8 @@
 //! none). `state.rip` has already been written, except after a fault: a
 //! guest memory access that faults in translated code comes back through
 //! the exit sequence with the fault code, put in x0 by the host fault
-//! handler (`crate::signals`), and the state is then not exact.
+//! handler (`crate::signals`, which records the fault in the thread's
+//! context), and the state is then not exact.
 
 use aarchx_ir::{ExitKind, TrapKind};
 
@@ -45,7 +46,9 @@ pub fn decode(code: u64) -> (RegionExit, Option<StubId>) {
     let exit = match code & 0xff {
         TAG_EXIT => RegionExit::Jump { kind: ExitKind::from_u16(kind).expect("valid exit kind") },
         TAG_TRAP => RegionExit::Trap { kind: TrapKind::from_u16(kind).expect("valid trap kind") },
-        TAG_FAULT => RegionExit::Fault { fault: crate::signals::take_fault() },
+        TAG_FAULT => RegionExit::Fault {
+            fault: crate::thread::current().take_fault().expect("a fault exit comes with a recorded fault"),
+        },
         tag => panic!("bad exit tag {tag} in {code:#x}"),
     };
     (exit, stub)

@@ -19,6 +19,19 @@ pub struct JournalEntry {
 /// Size of one entry in bytes.
 pub const ENTRY_SIZE: u32 = 32;
 
+/// Writes back the old bytes of `entries`, newest first, through the
+/// guest-access probes, skipping those that fault (the store that faulted
+/// in a journaled run): what undoes a faulting run.
+pub fn undo(entries: &[JournalEntry]) {
+    use crate::signal::probe;
+    for e in entries.iter().rev() {
+        for (i, byte) in e.old.iter().take(e.size.min(16) as usize).enumerate() {
+            probe::store(e.addr + i as u64, 1, u128::from(*byte));
+        }
+    }
+    probe::take_fault();
+}
+
 /// Writes the old bytes of `entries` back, newest first.
 ///
 /// # Safety

@@ -32,10 +32,42 @@ pub unsafe extern "C" fn call_helper(helper: u32, state: *mut GuestState, ctx: *
     // A guest access of the helper (x87 operands) faulted: the run ends
     // as for a fault of translated code.
     #[cfg(target_arch = "aarch64")]
-    if let Some(fault) = crate::signal::probe::take_fault() {
+    if let Some(fault) = crate::thread::current().take_fault() {
         // SAFETY: called by translated code during a run; the references
         // above own nothing.
-        unsafe { crate::signals::leave_jit_run(fault) };
+        unsafe { leave_run(fault) };
+    }
+}
+
+/// Records a fault of a guest access made by a runtime helper that JIT
+/// code called, and leaves the run as a fault of the code itself would:
+/// at the trampoline's exit sequence, with its stack and the fault code.
+/// Only `call_helper`'s own frame is abandoned, which owns nothing.
+///
+/// # Safety
+///
+/// Called from the helper entry point of a JIT run in progress, with
+/// nothing left to drop on the way back to it.
+#[cfg(target_arch = "aarch64")]
+unsafe fn leave_run(fault: crate::machine::GuestFault) -> ! {
+    let context = crate::thread::current();
+    context.record_fault(fault);
+    let run = context.code_run().expect("a helper called by a registered JIT run");
+    // SAFETY: the slot is the live context's `entry_sp`, written by the
+    // trampoline before it branched to the block.
+    let sp = unsafe { *(run.sp_slot as *const u64) };
+    // SAFETY: the exit sequence restores the registers the trampoline
+    // saved from the stack at `sp` and returns from the trampoline's call
+    // with x0 (the contract above: no frame in between needs dropping).
+    unsafe {
+        std::arch::asm!(
+            "mov sp, {sp}",
+            "br {exit}",
+            sp = in(reg) sp,
+            exit = in(reg) run.exit,
+            in("x0") run.fault_code,
+            options(noreturn)
+        )
     }
 }
 

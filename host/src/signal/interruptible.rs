@@ -8,7 +8,8 @@
 //! records it, and a blocking call would wait without it. So every host
 //! call of the syscall layer goes through [`syscall`], a small assembly
 //! stub (`aarchx_syscall`, for aarch64 and x86-64 hosts): it checks the
-//! window word and only then executes `svc #0` / `syscall`. While the
+//! thread's window word (in its context, `crate::thread`, whose address
+//! the stub is passed) and only then executes `svc #0` / `syscall`. While the
 //! window is open ([`open`], before the look), the host handler of a
 //! signal the guest handles marks the word ([`signal_arrived`]) and, when
 //! the interrupted pc lies between the check and the system call
@@ -35,9 +36,6 @@ const OPEN: u32 = 1;
 /// A signal arrived since the window opened.
 const SIGNALLED: u32 = 2;
 
-/// [`OPEN`] and [`SIGNALLED`]; the stub cancels when both are set.
-static WINDOW: AtomicU32 = AtomicU32::new(0);
-
 /// What the stub returns when it did not enter the kernel:
 /// ERESTARTNOINTR, a kernel-internal value ("restart the call
 /// transparently") that no host call returns to user space.
@@ -51,12 +49,11 @@ std::arch::global_asm!(
     ".globl aarchx_syscall_check",
     ".globl aarchx_syscall_insn",
     ".globl aarchx_syscall_cancelled",
-    // x0-x5 = arguments, x6 = number.
+    // x0-x5 = arguments, x6 = number, x7 = the window word.
     "aarchx_syscall:",
     "mov x8, x6",
     "aarchx_syscall_check:",
-    "adrp x9, {window}",
-    "ldr w9, [x9, :lo12:{window}]",
+    "ldr w9, [x7]",
     "cmp w9, #{both}",
     "b.eq aarchx_syscall_cancelled",
     "aarchx_syscall_insn:",
@@ -65,7 +62,6 @@ std::arch::global_asm!(
     "aarchx_syscall_cancelled:",
     "mov x0, #-{not_entered}",
     "ret",
-    window = sym WINDOW,
     both = const OPEN | SIGNALLED,
     not_entered = const NOT_ENTERED.0,
 );
@@ -78,12 +74,14 @@ std::arch::global_asm!(
     ".globl aarchx_syscall_check",
     ".globl aarchx_syscall_insn",
     ".globl aarchx_syscall_cancelled",
-    // rdi, rsi, rdx, rcx, r8, r9 = arguments, [rsp + 8] = number.
+    // rdi, rsi, rdx, rcx, r8, r9 = arguments, [rsp + 8] = number,
+    // [rsp + 16] = the window word (r11 is the syscall's to clobber).
     "aarchx_syscall:",
     "mov r10, rcx",
     "mov rax, qword ptr [rsp + 8]",
+    "mov r11, qword ptr [rsp + 16]",
     "aarchx_syscall_check:",
-    "cmp dword ptr [rip + {window}], {both}",
+    "cmp dword ptr [r11], {both}",
     "je aarchx_syscall_cancelled",
     "aarchx_syscall_insn:",
     "syscall",
@@ -91,33 +89,38 @@ std::arch::global_asm!(
     "aarchx_syscall_cancelled:",
     "mov rax, -{not_entered}",
     "ret",
-    window = sym WINDOW,
     both = const OPEN | SIGNALLED,
     not_entered = const NOT_ENTERED.0,
 );
 
 extern "C" {
-    fn aarchx_syscall(a0: u64, a1: u64, a2: u64, a3: u64, a4: u64, a5: u64, nr: i64) -> i64;
+    fn aarchx_syscall(a0: u64, a1: u64, a2: u64, a3: u64, a4: u64, a5: u64, nr: i64, window: *const AtomicU32) -> i64;
     static aarchx_syscall_check: u8;
     static aarchx_syscall_insn: u8;
     static aarchx_syscall_cancelled: u8;
 }
 
+/// This thread's window word: [`OPEN`] and [`SIGNALLED`]; the stub
+/// cancels when both are set.
+fn window() -> &'static AtomicU32 {
+    &crate::thread::current().window
+}
+
 /// Opens the window: a guest system call is about to be looked at.
 pub fn open() {
-    WINDOW.store(OPEN, SeqCst);
+    window().store(OPEN, SeqCst);
 }
 
 /// Closes the window: the guest's system call has started or is over.
 pub fn close() {
-    WINDOW.store(0, SeqCst);
+    window().store(0, SeqCst);
 }
 
 /// From a host signal handler: a signal the guest handles arrived while
 /// the interrupted code was at `pc`. Returns where that code must resume
 /// instead, when it was about to enter the kernel in an open window.
 pub fn signal_arrived(pc: usize) -> Option<usize> {
-    let was = WINDOW.fetch_or(SIGNALLED, SeqCst);
+    let was = window().fetch_or(SIGNALLED, SeqCst);
     let (check, insn, cancelled) = (
         std::ptr::addr_of!(aarchx_syscall_check) as usize,
         std::ptr::addr_of!(aarchx_syscall_insn) as usize,
@@ -138,7 +141,7 @@ pub unsafe fn syscall(nr: libc::c_long, args: &[u64]) -> Result<u64, Errno> {
     let a = |i: usize| args.get(i).copied().unwrap_or(0);
     // SAFETY: the stub only moves the arguments into the system call
     // registers; the call itself is the caller's contract.
-    let r = unsafe { aarchx_syscall(a(0), a(1), a(2), a(3), a(4), a(5), nr) };
+    let r = unsafe { aarchx_syscall(a(0), a(1), a(2), a(3), a(4), a(5), nr, window()) };
     if r == -i64::from(NOT_ENTERED.0) {
         return Err(NOT_ENTERED);
     }
@@ -154,8 +157,7 @@ pub unsafe fn syscall(nr: libc::c_long, args: &[u64]) -> Result<u64, Errno> {
 mod tests {
     use super::*;
 
-    /// Plain calls through the stub (the window stays closed: it is
-    /// process-wide, and other tests make host calls in parallel).
+    /// Plain calls through the stub (the window stays closed).
     #[test]
     fn calls_give_results_and_errnos() {
         // SAFETY: getpid has no arguments and no effect.

@@ -11,9 +11,6 @@
 //! The access itself is one host load or store of the guest's size (a
 //! pair for 16 bytes), unaligned where the guest's is.
 
-use std::cell::Cell;
-
-use crate::jit::JournalEntry;
 use crate::machine::GuestFault;
 
 #[cfg(target_arch = "aarch64")]
@@ -186,11 +183,6 @@ pub fn code_range() -> (usize, usize, usize) {
     )
 }
 
-thread_local! {
-    /// The fault of the last access that failed, until taken.
-    static FAULT: Cell<Option<GuestFault>> = const { Cell::new(None) };
-}
-
 /// Loads `size` (1, 2, 4, 8 or 16) bytes at guest address `addr`. On a
 /// fault, returns 0 and keeps the fault for [`take_fault`].
 pub fn load(addr: u64, size: usize) -> u128 {
@@ -200,7 +192,7 @@ pub fn load(addr: u64, size: usize) -> u128 {
     // return 1 instead. `out` is a live local of 16 bytes.
     let failed = unsafe { aarchx_probe_load(addr, size as u64, (&mut out as *mut u128).cast()) };
     if failed != 0 {
-        FAULT.set(Some(crate::signals::take_fault()));
+        // The handler recorded the fault in the thread's context.
         return 0;
     }
     out
@@ -209,11 +201,9 @@ pub fn load(addr: u64, size: usize) -> u128 {
 /// Stores the low `size` bytes of `bits` at guest address `addr`. On a
 /// fault, nothing is stored and the fault is kept for [`take_fault`].
 pub fn store(addr: u64, size: usize, bits: u128) {
+    // A fault is recorded by the handler in the thread's context.
     // SAFETY: as in `load`; `bits` is a live local of 16 bytes.
-    let failed = unsafe { aarchx_probe_store(addr, size as u64, (&bits as *const u128).cast()) };
-    if failed != 0 {
-        FAULT.set(Some(crate::signals::take_fault()));
-    }
+    unsafe { aarchx_probe_store(addr, size as u64, (&bits as *const u128).cast()) };
 }
 
 /// Copies guest memory at `addr` into `buf`, 8 bytes at a time, stopping
@@ -251,20 +241,10 @@ pub fn copy_to(addr: u64, bytes: &[u8]) -> Result<(), GuestFault> {
     Ok(())
 }
 
-/// The fault of the last failed access since the last call.
+/// The fault of the last failed access since the last call (kept in the
+/// thread's context, where the fault handler records it).
 pub fn take_fault() -> Option<GuestFault> {
-    FAULT.take()
-}
-
-/// Writes back the old bytes of journaled stores, newest first, skipping
-/// those that fault (the store that faulted in a journaled run).
-pub fn undo(entries: &[JournalEntry]) {
-    for e in entries.iter().rev() {
-        for (i, byte) in e.old.iter().take(e.size.min(16) as usize).enumerate() {
-            store(e.addr + i as u64, 1, u128::from(*byte));
-        }
-    }
-    FAULT.set(None);
+    crate::thread::current().take_fault()
 }
 
 #[cfg(test)]

@@ -1,0 +1,207 @@
+//! The per-thread context: what the host's signal handlers share with the
+//! dispatcher and the executors of the same thread. It holds the signals
+//! recorded for the guest with their siginfo, the fault record of the last
+//! guest access that failed, the interrupt window of a guest system call
+//! (`crate::signal::interruptible`) and the run of generated code in
+//! progress ([`CodeRun`]), which a handler cuts short or leaves.
+//!
+//! It is one constant-initialised thread-local with no destructor, reached
+//! through one pointer ([`current`]): reading it in a signal handler
+//! allocates nothing and runs no initialiser, and a fault, a recorded
+//! signal or a cancelled system call belongs to the thread it happened
+//! on. Everything a handler writes is an atomic or, for the code run
+//! (written only by its own thread outside handlers), a `Cell`.
+//!
+//! The JIT describes its run here as plain data and the handlers act on
+//! that description, so the JIT and the signal code do not import each
+//! other.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::SeqCst};
+
+use crate::machine::GuestFault;
+
+/// The context of one thread (see the module comment).
+pub struct ThreadContext {
+    /// Signals recorded by a handler and not yet delivered: bit `sig - 1`.
+    pending: AtomicU64,
+    /// The siginfo of each recorded signal, as 16 words.
+    info: [[AtomicU64; 16]; 64],
+    /// The last guest-access fault: signal (0 for none), si_code, address.
+    fault_sig: AtomicI32,
+    fault_code: AtomicI32,
+    fault_addr: AtomicU64,
+    /// The interrupt window word of `crate::signal::interruptible`.
+    pub window: AtomicU32,
+    /// The run of generated code in progress ([`CodeRun::NONE`] between
+    /// runs).
+    code_run: Cell<CodeRun>,
+}
+
+thread_local! {
+    static CONTEXT: ThreadContext = const {
+        ThreadContext {
+            pending: AtomicU64::new(0),
+            info: [const { [const { AtomicU64::new(0) }; 16] }; 64],
+            fault_sig: AtomicI32::new(0),
+            fault_code: AtomicI32::new(0),
+            fault_addr: AtomicU64::new(0),
+            window: AtomicU32::new(0),
+            code_run: Cell::new(CodeRun::NONE),
+        }
+    };
+}
+
+/// This thread's context.
+pub fn current() -> &'static ThreadContext {
+    let ptr = CONTEXT.with(|c| c as *const ThreadContext);
+    // SAFETY: the thread-local is constant-initialised and has no
+    // destructor, so it is valid from the thread's start to its end, and
+    // code can only run on this thread while the thread lives. The
+    // reference cannot reach another thread: `ThreadContext` holds a
+    // `Cell`, so it is not `Sync` and `&ThreadContext` is not `Send`.
+    unsafe { &*ptr }
+}
+
+/// The mask bit of signal `sig` (bit `sig - 1`).
+pub fn bit(sig: i32) -> u64 {
+    1 << (sig - 1)
+}
+
+impl ThreadContext {
+    /// Records `sig` with its siginfo (16 words) as pending. Called from a
+    /// signal handler.
+    pub fn record_signal(&self, sig: i32, info: &[u64; 16]) {
+        if !(1..=64).contains(&sig) {
+            return;
+        }
+        for (slot, w) in self.info[(sig - 1) as usize].iter().zip(info) {
+            slot.store(*w, SeqCst);
+        }
+        self.pending.fetch_or(bit(sig), SeqCst);
+    }
+
+    /// Takes one recorded signal among `allowed` (lowest number first),
+    /// with its siginfo words.
+    pub fn take_signal(&self, allowed: u64) -> Option<(i32, [u64; 16])> {
+        loop {
+            let ready = self.pending.load(SeqCst) & allowed;
+            if ready == 0 {
+                return None;
+            }
+            let sig = ready.trailing_zeros() as i32 + 1;
+            if self.pending.fetch_and(!bit(sig), SeqCst) & bit(sig) != 0 {
+                return Some((sig, std::array::from_fn(|i| self.info[(sig - 1) as usize][i].load(SeqCst))));
+            }
+        }
+    }
+
+    /// The recorded signals, as a mask.
+    pub fn pending_signals(&self) -> u64 {
+        self.pending.load(SeqCst)
+    }
+
+    /// Drops the recorded signals in `mask`.
+    pub fn discard_signals(&self, mask: u64) {
+        self.pending.fetch_and(!mask, SeqCst);
+    }
+
+    /// Records the fault of a guest access. Called from a signal handler,
+    /// or by a runtime helper whose access faulted.
+    pub fn record_fault(&self, fault: GuestFault) {
+        self.fault_code.store(fault.code, SeqCst);
+        self.fault_addr.store(fault.addr, SeqCst);
+        self.fault_sig.store(fault.sig, SeqCst);
+    }
+
+    /// Takes the recorded fault, if any.
+    pub fn take_fault(&self) -> Option<GuestFault> {
+        let sig = self.fault_sig.swap(0, SeqCst);
+        (sig != 0).then(|| GuestFault { sig, code: self.fault_code.load(SeqCst), addr: self.fault_addr.load(SeqCst) })
+    }
+
+    /// The run of generated code in progress, if any.
+    pub fn code_run(&self) -> Option<CodeRun> {
+        Some(self.code_run.get()).filter(|r| r.code.1 != 0)
+    }
+
+    /// Registers the run of generated code about to start (`None`: it is
+    /// over).
+    pub fn set_code_run(&self, run: Option<CodeRun>) {
+        self.code_run.set(run.unwrap_or(CodeRun::NONE));
+    }
+}
+
+/// A run of generated code, as the signal handlers need it: where the code
+/// lies, how to leave it at a fault, how to cut it short for a signal, and
+/// the accesses that resume elsewhere when misaligned.
+#[derive(Clone, Copy, Debug)]
+pub struct CodeRun {
+    /// The code cache: a fault with the pc in `[start, end)` is the
+    /// guest's.
+    pub code: (usize, usize),
+    /// Where translated blocks start in it (past the trampoline).
+    pub blocks: usize,
+    /// Leaving at a fault: pc, the stack pointer stored at `sp_slot`, and
+    /// x0 = `fault_code`.
+    pub exit: usize,
+    pub sp_slot: usize,
+    pub fault_code: u64,
+    /// Cutting the run short for a signal: `cut_value` stored at
+    /// `cut_slot` (the context's target-cache pointer, swapped for a
+    /// table with no entries), and, when the pc is in a block, general
+    /// register `budget_reg` set to 1 (the chain budget, spent at the
+    /// next check).
+    pub cut_slot: usize,
+    pub cut_value: usize,
+    pub budget_reg: usize,
+    /// The misaligned-access fixup table (sorted by `at`, alive while the
+    /// run is registered) and how to patch an instruction of the code.
+    pub fixups: (usize, usize),
+    pub patch: Option<unsafe fn(usize, u32)>,
+}
+
+impl CodeRun {
+    const NONE: CodeRun = CodeRun {
+        code: (0, 0),
+        blocks: 0,
+        exit: 0,
+        sp_slot: 0,
+        fault_code: 0,
+        cut_slot: 0,
+        cut_value: 0,
+        budget_reg: 0,
+        fixups: (0, 0),
+        patch: None,
+    };
+
+    /// Whether `pc` lies in the run's code.
+    pub fn contains(&self, pc: usize) -> bool {
+        (self.code.0..self.code.1).contains(&pc)
+    }
+
+    /// The fixup of the acquire/release access at `pc`, if it is one.
+    pub fn fixup(&self, pc: usize) -> Option<Fixup> {
+        let (ptr, len) = self.fixups;
+        if len == 0 {
+            return None;
+        }
+        // SAFETY: the run registered this slice of its fixup table, which
+        // nothing changes while the run is registered (only then is a
+        // `CodeRun` returned by `code_run`).
+        let table = unsafe { std::slice::from_raw_parts(ptr as *const Fixup, len) };
+        let i = table.binary_search_by_key(&pc, |f| f.at).ok()?;
+        Some(table[i])
+    }
+}
+
+/// A bare acquire/release access of JIT code (`at`), the fenced plain
+/// version a misaligned one resumes at (`fixup`), and the `b fixup` that
+/// replaces the access once it has been misaligned (encoded in advance:
+/// the handler does not assemble).
+#[derive(Clone, Copy, Debug)]
+pub struct Fixup {
+    pub at: usize,
+    pub fixup: usize,
+    pub branch: u32,
+}
