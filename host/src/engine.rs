@@ -10,7 +10,8 @@ use aarchx_ir::{GuestState, Region};
 
 use crate::interp;
 use crate::machine::RegionExit;
-use crate::policy::{Backend, Policy};
+use crate::mem::GuestAccess;
+use crate::policy::Backend;
 use crate::syscall::Process;
 use crate::verify::Run;
 
@@ -42,8 +43,8 @@ pub enum EngineError {
 
 impl Engine {
     /// The engine the policy asks for, as far as this host has it.
-    pub fn new(policy: &Policy) -> Result<Engine, EngineError> {
-        match policy.backend {
+    pub fn new(backend: Backend) -> Result<Engine, EngineError> {
+        match backend {
             Backend::Interp => Ok(Engine::Interp),
             #[cfg(target_arch = "aarch64")]
             Backend::Jit => Ok(Engine::Jit {
@@ -66,6 +67,7 @@ impl Engine {
     /// its stores are undone and the interpreter replays the region from
     /// its entry, stopping at the faulting instruction with the state
     /// before it.
+    #[cfg_attr(not(target_arch = "aarch64"), allow(unused_variables, reason = "only the JIT asks the process"))]
     pub fn execute(
         &mut self,
         region: &Region,
@@ -73,14 +75,14 @@ impl Engine {
         process: &mut Process,
     ) -> Result<RegionExit, EngineError> {
         match self {
-            Engine::Interp => Ok(interp::run_region(region, state, &mut process.mem)),
+            Engine::Interp => Ok(interp::run_region(region, state, &mut GuestAccess)),
             // Translated code runs under the default MXCSR only (its float
             // ops round to nearest, never flush nor trap; see `Opcode::
             // uses_mxcsr`): MXCSR changes only at an `exit fenv` or in the
             // runtime (signal frames), both of which come back here.
             #[cfg(target_arch = "aarch64")]
             Engine::Jit { .. } if state.mxcsr & MXCSR_CONTROL != GuestState::MXCSR_DEFAULT => {
-                Ok(interp::run_region(region, state, &mut process.mem))
+                Ok(interp::run_region(region, state, &mut GuestAccess))
             }
             #[cfg(target_arch = "aarch64")]
             Engine::Jit { jit, declined, lowering } => run_jit(jit, declined, lowering, region, state, process),
@@ -122,11 +124,11 @@ impl Engine {
     /// Runs `region` from `start` on the JIT with its stores journaled,
     /// then undoes them: what verify mode compares with the interpreter.
     #[cfg_attr(not(target_arch = "aarch64"), allow(unused_variables, reason = "only the JIT runs journaled"))]
-    pub fn run_journaled(&mut self, region: &Region, start: &GuestState, process: &mut Process) -> Journaled {
+    pub fn run_journaled(&mut self, region: &Region, start: &GuestState) -> Journaled {
         match self {
             Engine::Interp => Journaled::NotRun,
             #[cfg(target_arch = "aarch64")]
-            Engine::Jit { jit, .. } => run_journaled(jit, region, start, process),
+            Engine::Jit { jit, .. } => run_journaled(jit, region, start),
         }
     }
 }
@@ -143,7 +145,7 @@ pub enum Journaled {
 }
 
 #[cfg(target_arch = "aarch64")]
-fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState, process: &mut Process) -> Journaled {
+fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState) -> Journaled {
     use crate::jit::CompileOptions;
     use crate::machine::Machine;
     use aarchx_ir::Type;
@@ -162,10 +164,9 @@ fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState,
         },
     };
     let mut state = *start;
-    let mem = &mut process.mem;
     // SAFETY: as for any JIT run (see `run_jit`): guest addresses are
     // identity-mapped and no Rust reference into guest memory is alive.
-    let out = unsafe { jit.run(block, &mut state, &mut |h, s| mem.helper(h, s)) };
+    let out = unsafe { jit.run(block, &mut state, &mut |h, s| GuestAccess.helper(h, s)) };
     if matches!(out.exit, RegionExit::Fault { .. }) {
         // The faulting store's own entry may name memory that cannot be
         // written back: `undo` skips it.
@@ -179,7 +180,7 @@ fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState,
         }
     }
     for (addr, (_, new)) in stored.iter_mut() {
-        *new = mem.load(*addr, Type::I8) as u8;
+        *new = GuestAccess.load(*addr, Type::I8) as u8;
     }
     // SAFETY: rolls back exactly the stores the journaled run made, to
     // memory that was writable for them.
@@ -219,7 +220,7 @@ fn run_jit(
     let block = match jit.lookup_with(rip, options) {
         Some(b) => b,
         None if declined.contains(&rip) || (exact && helpers_store(region)) => {
-            return Ok(interp::run_region(region, state, &mut process.mem))
+            return Ok(interp::run_region(region, state, &mut GuestAccess))
         }
         None => {
             // Whether a `probe_indirect` may leave for this block without
@@ -240,18 +241,17 @@ fn run_jit(
                     tracing::debug!(rip = format_args!("{rip:#x}"), ?why, "JIT declined the region; interpreting it");
                     crate::bounds::make_room(declined);
                     declined.insert(rip);
-                    return Ok(interp::run_region(region, state, &mut process.mem));
+                    return Ok(interp::run_region(region, state, &mut GuestAccess));
                 }
             }
         }
     };
     jit.note_entry(block);
     let entry = exact.then_some(*state);
-    let mem = &mut process.mem;
     // SAFETY: the block was compiled from guest code of this process; every
     // address it touches is a guest address, identity-mapped, and no Rust
     // reference into guest memory is alive across the call.
-    let out = unsafe { jit.run(block, state, &mut |h, s| mem.helper(h, s)) };
+    let out = unsafe { jit.run(block, state, &mut |h, s| GuestAccess.helper(h, s)) };
     if let (RegionExit::Fault { .. }, Some(entry)) = (out.exit, entry) {
         // Not exact from the JIT: its stores are undone (the faulting
         // store's own entry may name memory that cannot be written:
@@ -260,7 +260,7 @@ fn run_jit(
         // already (instrumentation).
         crate::jit::journal::undo(jit.journal());
         *state = entry;
-        return Ok(crate::counters::muted(|| interp::run_region(region, state, &mut process.mem)));
+        return Ok(crate::counters::muted(|| interp::run_region(region, state, &mut GuestAccess)));
     }
     if let Some(stub) = out.chain {
         if let Some(target) = jit.lookup(state.rip) {

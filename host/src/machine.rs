@@ -38,6 +38,18 @@ pub trait Machine {
     fn load(&mut self, addr: u64, ty: Type) -> u128;
     /// Stores the low bits of `bits` as a `ty` at guest address `addr`.
     fn store(&mut self, addr: u64, ty: Type, bits: u128);
+    /// Replaces the `ty` at guest address `addr` with `new` if it holds
+    /// `expected`; returns what it held. Guest memory makes this one
+    /// atomic operation, so other threads' accesses cannot come between
+    /// the load and the store; a machine no other thread sees may load and
+    /// store, as this default does.
+    fn cas(&mut self, addr: u64, ty: Type, expected: u128, new: u128) -> u128 {
+        let old = self.load(addr, ty);
+        if old == expected {
+            self.store(addr, ty, new);
+        }
+        old
+    }
     /// Runs a runtime helper on the guest state.
     fn helper(&mut self, helper: Helper, state: &mut GuestState);
 }

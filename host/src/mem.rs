@@ -26,6 +26,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use aarchx_ir::cond::Helper;
 use aarchx_ir::{GuestState, Type};
@@ -532,7 +533,7 @@ impl GuestMemory {
 
     /// Copies `bytes` to guest memory at `addr`, which must be guest-owned
     /// and writable (else EFAULT, as the kernel's copy_to_user).
-    pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Result<(), Errno> {
+    pub fn write_bytes(&self, addr: u64, bytes: &[u8]) -> Result<(), Errno> {
         if bytes.is_empty() {
             return Ok(());
         }
@@ -842,9 +843,15 @@ fn size_of(ty: Type) -> usize {
     (ty.bits().max(8) / 8) as usize
 }
 
+/// Guest memory as the executors access it: a guest address is the host
+/// address of the same byte (identity map), so an access needs no map and
+/// no lock, and threads access guest memory at once, as on the CPU.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GuestAccess;
+
 /// The runtime's edge: translated guest memory accesses become raw host
 /// accesses at the same address.
-impl Machine for GuestMemory {
+impl Machine for GuestAccess {
     fn load(&mut self, addr: u64, ty: Type) -> u128 {
         // Identity-mapped: the guest address is the host address of the
         // byte. A bad address is the guest's fault, which the probe
@@ -856,12 +863,48 @@ impl Machine for GuestMemory {
         crate::signal::probe::store(addr, size_of(ty), bits)
     }
 
+    fn cas(&mut self, addr: u64, ty: Type, expected: u128, new: u128) -> u128 {
+        let size = size_of(ty);
+        if size <= 8 && addr % size as u64 == 0 {
+            return u128::from(crate::signal::probe::cas(addr, size, expected as u64, new as u64));
+        }
+        // Misaligned (split) or 16 bytes: no host instruction does it, so
+        // such accesses take one process-wide lock, as the kernel's
+        // split-lock handling serialises them (atomic against each other,
+        // not against an aligned access to the same bytes).
+        static SPLIT: Mutex<()> = Mutex::new(());
+        let _held = SPLIT.lock().unwrap_or_else(PoisonError::into_inner);
+        let old = self.load(addr, ty);
+        if old == expected {
+            self.store(addr, ty, new);
+        }
+        old
+    }
+
     fn helper(&mut self, helper: Helper, state: &mut GuestState) {
         match helper {
             Helper::Cpuid => crate::cpuid::run_cpuid(state),
             Helper::Rdtsc => crate::cpuid::run_rdtsc(state),
             Helper::X87 | Helper::X87Flags => crate::x87::run(state, self),
         }
+    }
+}
+
+/// The guest memory map as the threads of a process share it. Each use
+/// locks it for as long as it takes (a map change, a check, a checked
+/// copy); nothing holds the lock across a host call that can block.
+#[derive(Clone, Debug, Default)]
+pub struct SharedMemory(Arc<Mutex<GuestMemory>>);
+
+impl SharedMemory {
+    pub fn new(mem: GuestMemory) -> SharedMemory {
+        SharedMemory(Arc::new(Mutex::new(mem)))
+    }
+
+    /// The map, locked. A thread that panicked holding it ended aarchx
+    /// (panics are fatal), so a poisoned lock is taken as it is.
+    pub fn lock(&self) -> MutexGuard<'_, GuestMemory> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -985,15 +1028,15 @@ mod tests {
     fn machine_loads_and_stores_unaligned() {
         let mut m = GuestMemory::new();
         let (a, _) = m.mmap(0, GUEST_PAGE, RW, MAP_PRIVATE_ANON, -1, 0).unwrap();
-        m.store(a + 1, Type::I64, 0x1122_3344_5566_7788);
-        assert_eq!(m.load(a + 1, Type::I64), 0x1122_3344_5566_7788);
-        assert_eq!(m.load(a + 1, Type::I8), 0x88);
-        assert_eq!(m.load(a + 1, Type::I16), 0x7788);
-        m.store(a + 3, Type::V128, u128::MAX);
-        assert_eq!(m.load(a + 3, Type::I128), u128::MAX);
-        assert_eq!(m.load(a + 1, Type::I32), 0xffff_7788);
+        GuestAccess.store(a + 1, Type::I64, 0x1122_3344_5566_7788);
+        assert_eq!(GuestAccess.load(a + 1, Type::I64), 0x1122_3344_5566_7788);
+        assert_eq!(GuestAccess.load(a + 1, Type::I8), 0x88);
+        assert_eq!(GuestAccess.load(a + 1, Type::I16), 0x7788);
+        GuestAccess.store(a + 3, Type::V128, u128::MAX);
+        assert_eq!(GuestAccess.load(a + 3, Type::I128), u128::MAX);
+        assert_eq!(GuestAccess.load(a + 1, Type::I32), 0xffff_7788);
         let mut s = GuestState::default();
-        m.helper(Helper::Cpuid, &mut s);
+        GuestAccess.helper(Helper::Cpuid, &mut s);
         assert_eq!(s.gpr[0], 0xd);
     }
 

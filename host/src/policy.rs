@@ -100,13 +100,13 @@ pub enum MemoryModelSetting {
     Plain,
     /// x86-TSO: loads acquire, stores release.
     Ordered,
-    /// Plain until the first thread or shared mapping, then ordered. Threads
-    /// are not supported yet, so for now `Auto` behaves exactly as `Plain`.
+    /// Plain until the guest starts its first thread, then ordered (the
+    /// dispatcher switches, `crate::run`).
     Auto,
 }
 
 impl MemoryModelSetting {
-    /// The model translated code is generated for right now.
+    /// The model translated code is generated for at the start.
     pub fn effective(self) -> MemoryModel {
         match self {
             MemoryModelSetting::Plain | MemoryModelSetting::Auto => MemoryModel::Plain,

@@ -1,22 +1,27 @@
-//! The dispatcher: loads the guest, then loops — look up the region for the
-//! guest's rip in the translation cache (translating it on a miss), execute
-//! it, and handle how it exited (next region, system call, guest fault).
+//! The dispatcher: loads the guest, then, on each guest thread's host
+//! thread, loops: apply the code invalidations other threads made, look
+//! up the region for the thread's rip in the shared translation cache
+//! (translating it on a miss), execute it, and handle how it exited (next
+//! region, system call, guest fault). A `clone` of a thread starts a host
+//! thread running the same loop (`spawn`); see docs/threads.md.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use aarchx_ir::{ExitKind, GuestState, Region};
+use aarchx_pass::MemoryModel;
 
 use crate::engine::{Engine, EngineError};
 use crate::loader::rootfs::{Rootfs, RootfsError};
 use crate::loader::{self, LoadError};
 use crate::machine::RegionExit;
-use crate::mem::GuestMemory;
+use crate::mem::{GuestMemory, SharedMemory};
 use crate::plugin::{PluginError, Registry};
-use crate::policy::{Policy, PolicyError};
-use crate::syscall::{self, Process, SyscallOutcome, SYSCALL_LEN};
+use crate::policy::{Backend, MemoryModelSetting, Policy, PolicyError, VerifySettings};
+use crate::syscall::{self, NewThread, Process, SyscallOutcome, SYSCALL_LEN};
 use crate::translate::{PassFailure, Pipeline, TranslateError, Variant};
 use crate::verify::Verifier;
 
@@ -54,7 +59,7 @@ impl RunError {
 #[derive(Default)]
 struct Cache {
     /// Each region with the guest byte ranges it depends on.
-    regions: HashMap<(u64, Variant), (Rc<Region>, Vec<(u64, u64)>)>,
+    regions: HashMap<(u64, Variant), (Arc<Region>, Vec<(u64, u64)>)>,
     /// IR instructions the regions hold, up to `bounds::REGION_INSTS`.
     held_insts: usize,
     /// Times the cache was flushed for being full.
@@ -82,7 +87,7 @@ impl Cache {
         variant: Variant,
         pipeline: &mut Pipeline,
         mem: &GuestMemory,
-    ) -> Result<Rc<Region>, TranslateError> {
+    ) -> Result<Arc<Region>, TranslateError> {
         let executions = match (&mut self.lookups, variant) {
             (Some(l), Variant::Policy) => {
                 if !l.contains_key(&rip) {
@@ -98,7 +103,7 @@ impl Cache {
             return Ok(r.clone());
         }
         let started = std::time::Instant::now();
-        let region = Rc::new(pipeline.translate(rip, mem, executions, variant)?);
+        let region = Arc::new(pipeline.translate(rip, mem, executions, variant)?);
         self.translate_ns += started.elapsed().as_nanos();
         self.translated += 1;
         self.guest_insns += region.guest_insns().count() as u64;
@@ -133,10 +138,118 @@ impl Cache {
     }
 }
 
+/// What the guest's threads share: the translation cache with the
+/// pipeline that fills it, behind one lock (a miss takes it, so two
+/// threads missing one address translate it once), the settings each
+/// thread sets its own executor up from, the code invalidations every
+/// thread's executor applies before its next region, and the count of
+/// live guest threads (the last one out ends the process).
+struct Shared {
+    translator: Mutex<Translator>,
+    backend: Backend,
+    verify: Option<VerifySettings>,
+    /// The policy asked for `memory_model: Auto`: plain until the guest
+    /// starts a thread, ordered from then on.
+    auto_memory_model: bool,
+    invalidations: Invalidations,
+    threads: AtomicUsize,
+}
+
+/// The pipeline and the cache it fills.
+struct Translator {
+    pipeline: Pipeline,
+    cache: Cache,
+}
+
+// SAFETY: a `Translator` is only reached through `Shared::translator`'s
+// lock, so one thread at a time uses it, with the lock's acquire and
+// release ordering its memory. What makes it `!Send` is the `Rc`s and
+// `Cell`s of the Lua hook and the passes' boxed trait objects, none of
+// which is handed out of the lock or tied to the thread that made it
+// (no thread-local state; wasmtime stores and loaded libraries are `Send`).
+unsafe impl Send for Translator {}
+
+impl Shared {
+    fn translator(&self) -> MutexGuard<'_, Translator> {
+        self.translator.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The `variant` translation of the code at `rip`.
+    fn region(&self, rip: u64, variant: Variant, mem: &SharedMemory) -> Result<Arc<Region>, TranslateError> {
+        let t = &mut *self.translator();
+        t.cache.get_or_translate(rip, variant, &mut t.pipeline, &mem.lock())
+    }
+
+    /// Guest code in `[start, start + len)` changed.
+    fn invalidate(&self, start: u64, len: u64) {
+        self.translator().cache.invalidate(start, len);
+        self.invalidations.push(start, len);
+    }
+
+    /// The guest starts a second thread: under `memory_model: Auto`, the
+    /// code translated so far (plain) is dropped for good and everything
+    /// from now on is translated ordered.
+    fn threads_start(&self) {
+        let mut t = self.translator();
+        if !self.auto_memory_model || t.pipeline.config().memory_model == MemoryModel::Ordered {
+            return;
+        }
+        tracing::debug!("memory model: ordered from now on (memory_model: Auto, the guest started a thread)");
+        t.pipeline.set_memory_model(MemoryModel::Ordered);
+        t.cache.invalidate(0, u64::MAX);
+        self.invalidations.push(0, u64::MAX);
+    }
+}
+
+/// The code ranges invalidated so far, for the executors of every thread
+/// to apply: a log of the latest ones and how many there have been.
+#[derive(Default)]
+struct Invalidations {
+    log: Mutex<VecDeque<(u64, u64)>>,
+    count: AtomicU64,
+}
+
+impl Invalidations {
+    /// The log keeps this many; a thread further behind drops everything.
+    const KEPT: usize = 256;
+
+    fn push(&self, start: u64, len: u64) {
+        let mut log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+        if log.len() == Self::KEPT {
+            log.pop_front();
+        }
+        log.push_back((start, len));
+        self.count.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The number pushed so far.
+    fn count(&self) -> u64 {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    /// The ranges pushed after the first `seen` (everything, when the log
+    /// no longer holds them all), and the count they bring it to.
+    fn since(&self, seen: u64) -> (Vec<(u64, u64)>, u64) {
+        let log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = self.count();
+        let behind = (count - seen) as usize;
+        if behind > log.len() {
+            return (vec![(0, u64::MAX)], count);
+        }
+        (log.iter().skip(log.len() - behind).copied().collect(), count)
+    }
+}
+
+/// The stack of a guest thread's host thread: the dispatcher, the
+/// translator and the interpreter run on it (the guest's own stack is
+/// guest memory).
+const THREAD_STACK: usize = 8 << 20;
+
 /// Runs `program` with `args` under `policy`, with its files from `root`;
 /// the guest's argv[0] is `argv0`, by default `program` as given. Returns
 /// the guest's exit status. A guest killed by a signal kills this process
-/// with that signal and does not return.
+/// with that signal and does not return; a guest whose threads outlive
+/// this one ends this process when the last of them exits.
 pub fn run(
     policy: &Policy,
     root: &Rootfs,
@@ -149,9 +262,8 @@ pub fn run(
     // Under verify mode a pass's failure must fail the run, not be worked
     // around.
     let on_failure = if policy.verify.is_some() { PassFailure::Fail } else { PassFailure::Fallback };
-    let mut pipeline = Pipeline::new(&passes, policy.translation_config(), policy.region_hook.clone(), on_failure)?;
-    let mut engine = Engine::new(policy)?;
-    let mut verifier = policy.verify.map(Verifier::new);
+    let pipeline = Pipeline::new(&passes, policy.translation_config(), policy.region_hook.clone(), on_failure)?;
+    let engine = Engine::new(policy.backend)?;
     let mut argv: Vec<OsString> = vec![argv0.unwrap_or(program.as_os_str()).to_owned()];
     argv.extend(args.iter().cloned());
     let envp: Vec<OsString> = std::env::vars_os()
@@ -162,58 +274,176 @@ pub fn run(
         })
         .collect();
     let loaded = loader::load(program, &argv, &envp, root)?;
-    let mut state = loaded.initial_state();
-    let mut process = Process::new(loaded, root.clone());
-    let mut cache = Cache {
+    let state = loaded.initial_state();
+    let process = Process::new(loaded, root.clone());
+    let cache = Cache {
         lookups: pipeline.has_region_hook().then(HashMap::new),
         seen: stats_wanted().then(Default::default),
         ..Cache::default()
     };
-    loop {
-        process.deliver_signals(&mut state);
-        let rip = state.rip;
-        // While MXCSR unmasks an exception, regions run their reference
-        // translation (see `exact_float_traps`).
-        let variant = if exact_float_traps(&state) { Variant::Reference } else { Variant::Policy };
-        let region = cache.get_or_translate(rip, variant, &mut pipeline, &process.mem)?;
-        tracing::trace!(target: "aarchx::exec", "{rip:#x}");
-        let due = verifier.as_mut().is_some_and(|v| v.due(&region));
-        let exit = match verifier.as_mut().filter(|_| due) {
-            Some(v) => {
-                let reference = cache.get_or_translate(rip, Variant::Reference, &mut pipeline, &process.mem)?;
-                v.check(&mut engine, &region, &reference, &mut state, &mut process)
-            }
-            None => engine.execute(&region, &mut state, &mut process),
-        };
-        let exit = exit.inspect_err(|_| report_summary(verifier.as_ref(), &engine, &mut pipeline, &cache))?;
-        let fatal = match exit {
-            // A signal came first: its handler runs, then the system call.
-            RegionExit::Jump { kind: ExitKind::Syscall } if process.signal_before_syscall() => {
-                state.rip -= SYSCALL_LEN;
-                None
-            }
-            RegionExit::Jump { kind: ExitKind::Syscall } => match syscall::syscall(&mut process, &mut state) {
-                SyscallOutcome::Continue => None,
-                SyscallOutcome::Exit(status) => {
-                    report_summary(verifier.as_ref(), &engine, &mut pipeline, &cache);
-                    return Ok(status as u8);
+    let shared = Arc::new(Shared {
+        translator: Mutex::new(Translator { pipeline, cache }),
+        backend: policy.backend,
+        verify: policy.verify,
+        auto_memory_model: policy.memory_model == MemoryModelSetting::Auto,
+        invalidations: Invalidations::default(),
+        threads: AtomicUsize::new(1),
+    });
+    match GuestThread::new(&shared, engine).run(state, process)? {
+        Some(status) if shared.threads.load(Ordering::SeqCst) <= 1 => Ok(status as u8),
+        // Other threads may be translating with the plugins this frame
+        // owns: end the process without unwinding it.
+        Some(status) => std::process::exit(status & 0xff),
+        // This thread exited and others run on: the last ends the process.
+        None => loop {
+            std::thread::park();
+        },
+    }
+}
+
+/// One guest thread's dispatcher: its executor (each thread has its own
+/// JIT), its verify state and how many invalidations it has applied.
+struct GuestThread<'a> {
+    shared: &'a Arc<Shared>,
+    engine: Engine,
+    verifier: Option<Verifier>,
+    applied: u64,
+}
+
+impl<'a> GuestThread<'a> {
+    fn new(shared: &'a Arc<Shared>, engine: Engine) -> GuestThread<'a> {
+        GuestThread {
+            shared,
+            engine,
+            verifier: shared.verify.map(Verifier::new),
+            applied: shared.invalidations.count(),
+        }
+    }
+
+    /// Runs the guest thread until it exits: `Some(status)` when the
+    /// process ends with it (exit_group, or the last thread's exit),
+    /// `None` when other threads run on.
+    fn run(&mut self, mut state: GuestState, mut process: Process) -> Result<Option<i32>, RunError> {
+        loop {
+            self.catch_up();
+            process.deliver_signals(&mut state);
+            let rip = state.rip;
+            // While MXCSR unmasks an exception, regions run their reference
+            // translation (see `exact_float_traps`).
+            let variant = if exact_float_traps(&state) { Variant::Reference } else { Variant::Policy };
+            let region = self.shared.region(rip, variant, &process.mem)?;
+            tracing::trace!(target: "aarchx::exec", "{rip:#x}");
+            // Verify mode runs a region twice and undoes the first run's
+            // stores, which other threads would see or lose: it checks
+            // only while the guest has one thread.
+            let alone = self.shared.threads.load(Ordering::SeqCst) == 1;
+            let due = alone && self.verifier.as_mut().is_some_and(|v| v.due(&region));
+            let exit = match self.verifier.as_mut().filter(|_| due) {
+                Some(v) => {
+                    let reference = self.shared.region(rip, Variant::Reference, &process.mem)?;
+                    v.check(&mut self.engine, &region, &reference, &mut state, &mut process)
                 }
-                SyscallOutcome::CodeChanged { start, len } => {
-                    cache.invalidate(start, len);
-                    engine.invalidate(start, len);
-                    if let Some(v) = &mut verifier {
-                        v.invalidate(start, len);
-                    }
+                None => self.engine.execute(&region, &mut state, &mut process),
+            };
+            let exit = exit.inspect_err(|_| self.report())?;
+            let fatal = match exit {
+                // A signal came first: its handler runs, then the system call.
+                RegionExit::Jump { kind: ExitKind::Syscall } if process.signal_before_syscall() => {
+                    state.rip -= SYSCALL_LEN;
                     None
                 }
-            },
-            RegionExit::Jump { .. } => None,
-            RegionExit::Trap { kind } => process.trap(&mut state, kind),
-            RegionExit::Fault { fault, .. } => process.fault(&mut state, fault),
-        };
-        if let Some(sig) = fatal {
-            report_summary(verifier.as_ref(), &engine, &mut pipeline, &cache);
-            crate::signals::die_with(sig);
+                RegionExit::Jump { kind: ExitKind::Syscall } => match syscall::syscall(&mut process, &mut state) {
+                    SyscallOutcome::Continue => None,
+                    SyscallOutcome::Exit(status) => {
+                        self.report();
+                        return Ok(Some(status));
+                    }
+                    SyscallOutcome::ExitThread(status) => {
+                        process.end_thread();
+                        if self.shared.threads.fetch_sub(1, Ordering::SeqCst) == 1 {
+                            self.report();
+                            return Ok(Some(status));
+                        }
+                        return Ok(None);
+                    }
+                    SyscallOutcome::Spawn(thread) => {
+                        state.gpr[0] = spawn(self.shared, *thread);
+                        None
+                    }
+                    SyscallOutcome::CodeChanged { start, len } => {
+                        self.shared.invalidate(start, len);
+                        None
+                    }
+                },
+                RegionExit::Jump { .. } => None,
+                RegionExit::Trap { kind } => process.trap(&mut state, kind),
+                RegionExit::Fault { fault } => process.fault(&mut state, fault),
+            };
+            if let Some(sig) = fatal {
+                self.report();
+                crate::signals::die_with(sig);
+            }
+        }
+    }
+
+    /// Applies the code invalidations made since the last time (by any
+    /// thread) to this thread's executor and verify state.
+    fn catch_up(&mut self) {
+        if self.shared.invalidations.count() == self.applied {
+            return;
+        }
+        let (ranges, count) = self.shared.invalidations.since(self.applied);
+        for (start, len) in ranges {
+            self.engine.invalidate(start, len);
+            if let Some(v) = &mut self.verifier {
+                v.invalidate(start, len);
+            }
+        }
+        self.applied = count;
+    }
+
+    /// Prints this thread's summary (see [`report_summary`]).
+    fn report(&self) {
+        let t = &mut *self.shared.translator();
+        report_summary(self.verifier.as_ref(), &self.engine, &mut t.pipeline, &t.cache);
+    }
+}
+
+/// Starts the guest thread `new` on a host thread of its own; returns its
+/// thread id (the host's), or a negative errno as the guest's `clone`
+/// result.
+fn spawn(shared: &Arc<Shared>, new: NewThread) -> u64 {
+    let NewThread { state, process, tid_at } = new;
+    shared.threads_start();
+    shared.threads.fetch_add(1, Ordering::SeqCst);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let thread_shared = Arc::clone(shared);
+    // The host thread inherits this thread's signal mask, which is the
+    // guest thread's: the new guest thread's, as clone gives it.
+    let started = std::thread::Builder::new().name("guest".into()).stack_size(THREAD_STACK).spawn(move || {
+        let tid = syscall::this_thread();
+        for at in tid_at {
+            // The kernel ignores a bad address here too.
+            process.mem.lock().write_bytes(at, &(tid as u32).to_le_bytes()).ok();
+        }
+        sender.send(tid).ok();
+        let ended = Engine::new(thread_shared.backend)
+            .map_err(RunError::from)
+            .and_then(|engine| GuestThread::new(&thread_shared, engine).run(state, process));
+        match ended {
+            Ok(None) => {}
+            Ok(Some(status)) => std::process::exit(status & 0xff),
+            Err(e) => {
+                eprintln!("aarchx: {e}");
+                std::process::exit(i32::from(e.exit_status()));
+            }
+        }
+    });
+    match started.ok().and_then(|_| receiver.recv().ok()) {
+        Some(tid) => tid,
+        None => {
+            shared.threads.fetch_sub(1, Ordering::SeqCst);
+            (-i64::from(libc::EAGAIN)) as u64
         }
     }
 }

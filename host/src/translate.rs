@@ -153,6 +153,17 @@ impl Pipeline {
     }
 
     /// Whether a region hook wants each region's execution count.
+    /// The translation settings regions are made under.
+    pub fn config(&self) -> &TranslationConfig {
+        &self.config
+    }
+
+    /// Translates from now on under `model` (`memory_model: Auto` when
+    /// the guest starts a thread).
+    pub fn set_memory_model(&mut self, model: aarchx_pass::MemoryModel) {
+        self.config.memory_model = model;
+    }
+
     pub fn has_region_hook(&self) -> bool {
         self.hook.is_some()
     }

@@ -26,7 +26,7 @@
 //! is kept, hands the handler the exact ones.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use aarchx_ir::cond::Helper;
 use aarchx_ir::{ExitKind, GuestState, Opcode, Reg, Region, TrapKind, Type};
@@ -35,7 +35,7 @@ use crate::engine::{Engine, EngineError, Journaled};
 use crate::interp;
 use crate::machine::Machine;
 use crate::machine::RegionExit;
-use crate::mem::GuestMemory;
+use crate::mem::GuestAccess;
 use crate::policy::{OnMismatch, VerifySettings};
 use crate::signal::probe;
 use crate::syscall::Process;
@@ -59,8 +59,8 @@ struct Pending {
     /// The flags that differ.
     flags: Vec<Reg>,
     /// The region whose translations differed, both of them.
-    policy: Rc<Region>,
-    reference: Rc<Region>,
+    policy: Arc<Region>,
+    reference: Arc<Region>,
 }
 
 /// The bytes a run stored: for each address, its value before the run
@@ -77,19 +77,16 @@ pub struct Run {
 
 /// Guest memory that records the old bytes of every store, so a run's
 /// stores can be compared and undone.
-struct Recording<'a> {
-    inner: &'a mut GuestMemory,
+struct Recording {
+    inner: GuestAccess,
     old: BTreeMap<u64, u8>,
 }
 
-impl Machine for Recording<'_> {
-    fn load(&mut self, addr: u64, ty: Type) -> u128 {
-        self.inner.load(addr, ty)
-    }
-
-    fn store(&mut self, addr: u64, ty: Type, bits: u128) {
-        // Bytes that cannot be read are not stored either: the store
-        // faults below, and its fault is the one the interpreter takes.
+impl Recording {
+    /// Records the old bytes of a `ty` at `addr` about to be written.
+    /// Bytes that cannot be read are not written either: the access
+    /// faults, and its fault is the one the interpreter takes.
+    fn record(&mut self, addr: u64, ty: Type) {
         let n = u64::from(ty.bits() / 8);
         let old: Vec<u8> = (0..n).map(|i| self.inner.load(addr.wrapping_add(i), Type::I8) as u8).collect();
         if probe::take_fault().is_none() {
@@ -97,7 +94,22 @@ impl Machine for Recording<'_> {
                 self.old.entry(addr.wrapping_add(i)).or_insert(byte);
             }
         }
+    }
+}
+
+impl Machine for Recording {
+    fn load(&mut self, addr: u64, ty: Type) -> u128 {
+        self.inner.load(addr, ty)
+    }
+
+    fn store(&mut self, addr: u64, ty: Type, bits: u128) {
+        self.record(addr, ty);
         self.inner.store(addr, ty, bits)
+    }
+
+    fn cas(&mut self, addr: u64, ty: Type, expected: u128, new: u128) -> u128 {
+        self.record(addr, ty);
+        self.inner.cas(addr, ty, expected, new)
     }
 
     fn helper(&mut self, helper: Helper, state: &mut GuestState) {
@@ -115,25 +127,25 @@ enum Counting {
 }
 
 /// Runs `region` on the interpreter from `start`.
-fn interpret(region: &Region, start: &GuestState, mem: &mut GuestMemory, counting: Counting) -> Run {
+fn interpret(region: &Region, start: &GuestState, counting: Counting) -> Run {
     let mut state = *start;
-    let mut rec = Recording { inner: mem, old: BTreeMap::new() };
+    let mut rec = Recording { inner: GuestAccess, old: BTreeMap::new() };
     let mut run = || interp::run_region(region, &mut state, &mut rec);
     let exit = match counting {
         Counting::Counted => run(),
         Counting::Muted => crate::counters::muted(run),
     };
     let old = rec.old;
-    let stored = old.into_iter().map(|(a, b)| (a, (b, mem.load(a, Type::I8) as u8))).collect();
+    let stored = old.into_iter().map(|(a, b)| (a, (b, GuestAccess.load(a, Type::I8) as u8))).collect();
     Run { state, exit, stored }
 }
 
 /// Writes back the bytes `run` overwrote (those a faulting store names
 /// but could not write stay as they are, and leave no fault behind for the
 /// next access to find).
-fn undo(mem: &mut GuestMemory, run: &Run) {
+fn undo(run: &Run) {
     for (&a, &(old, _)) in &run.stored {
-        mem.store(a, Type::I8, u128::from(old));
+        GuestAccess.store(a, Type::I8, u128::from(old));
     }
     probe::take_fault();
 }
@@ -183,8 +195,8 @@ impl Verifier {
     pub fn check(
         &mut self,
         engine: &mut Engine,
-        policy: &Rc<Region>,
-        reference: &Rc<Region>,
+        policy: &Arc<Region>,
+        reference: &Arc<Region>,
         state: &mut GuestState,
         process: &mut Process,
     ) -> Result<RegionExit, EngineError> {
@@ -194,7 +206,7 @@ impl Verifier {
                 self.mismatch(report)?;
             }
         }
-        let (jit, counted) = match engine.run_journaled(policy, &before, process) {
+        let (jit, counted) = match engine.run_journaled(policy, &before) {
             Journaled::Ran(run) => (Some(run), true),
             Journaled::Faulted => (None, true),
             Journaled::NotRun => (None, false),
@@ -203,9 +215,9 @@ impl Verifier {
         // interpreter's run of the policy's IR (the reference translation
         // carries no instrumentation).
         let counting = if counted { Counting::Muted } else { Counting::Counted };
-        let optimised = interpret(policy, &before, &mut process.mem, counting);
-        undo(&mut process.mem, &optimised);
-        let kept = interpret(reference, &before, &mut process.mem, Counting::Muted);
+        let optimised = interpret(policy, &before, counting);
+        undo(&optimised);
+        let kept = interpret(reference, &before, Counting::Muted);
         self.checked_runs += 1;
 
         let mut report = None;
@@ -244,8 +256,8 @@ impl Verifier {
                     target: kept.state.rip,
                     state: optimised.state,
                     flags,
-                    policy: Rc::clone(policy),
-                    reference: Rc::clone(reference),
+                    policy: Arc::clone(policy),
+                    reference: Arc::clone(reference),
                 });
             } else if !diffs.is_empty() {
                 let what = "the policy's translation and the reference translation differ";
@@ -274,10 +286,10 @@ impl Verifier {
         for r in &p.flags {
             alt_start.set(*r, p.state.get(*r));
         }
-        let alt = interpret(reference, &alt_start, &mut process.mem, Counting::Muted);
-        undo(&mut process.mem, &alt);
-        let real = interpret(reference, start, &mut process.mem, Counting::Muted);
-        undo(&mut process.mem, &real);
+        let alt = interpret(reference, &alt_start, Counting::Muted);
+        undo(&alt);
+        let real = interpret(reference, start, Counting::Muted);
+        undo(&real);
         let flags = flag_diffs(&alt.state, &real.state);
         let diffs = diffs(("with the dropped flags", &alt), ("with the reference's", &real), 0);
         let direct = matches!(real.exit, RegionExit::Jump { kind: ExitKind::Jump | ExitKind::Call });
@@ -372,7 +384,7 @@ fn mismatch_report(
     let mut formatter = IntelFormatter::new();
     for (addr, len) in region.guest_insns() {
         let mut bytes = vec![0u8; usize::from(len)];
-        let got = process.mem.read(addr, &mut bytes);
+        let got = process.mem.lock().read(addr, &mut bytes);
         let insn = Decoder::with_ip(64, &bytes[..got], addr, DecoderOptions::NONE).decode();
         let mut asm = String::new();
         formatter.format(&insn, &mut asm);

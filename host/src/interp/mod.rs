@@ -149,26 +149,28 @@ fn eval<M: Machine>(
             0
         }
         Opcode::AtomicRmw => {
+            // A compare-and-swap loop: atomic against other threads.
             let (addr, x) = (arg(0) as u64, arg(1));
-            let old = machine.load(addr, ty);
-            let new = match RmwOp::from_u16(d.aux).expect("valid atomic op") {
-                RmwOp::Add => old.wrapping_add(x),
-                RmwOp::And => old & x,
-                RmwOp::Or => old | x,
-                RmwOp::Xor => old ^ x,
-                RmwOp::Xchg => x,
-            };
-            machine.store(addr, ty, new & ty.mask());
-            old
-        }
-        Opcode::AtomicCas => {
-            let addr = arg(0) as u64;
-            let old = machine.load(addr, ty);
-            if old == arg(1) {
-                machine.store(addr, ty, arg(2));
+            let op = RmwOp::from_u16(d.aux).expect("valid atomic op");
+            let mut old = machine.load(addr, ty);
+            loop {
+                let new = match op {
+                    RmwOp::Add => old.wrapping_add(x),
+                    RmwOp::And => old & x,
+                    RmwOp::Or => old | x,
+                    RmwOp::Xor => old ^ x,
+                    RmwOp::Xchg => x,
+                };
+                // A faulting access returns 0, so the loop ends by the
+                // second try with the fault kept.
+                let seen = machine.cas(addr, ty, old, new & ty.mask());
+                if seen == old {
+                    break old;
+                }
+                old = seen;
             }
-            old
         }
+        Opcode::AtomicCas => machine.cas(arg(0) as u64, ty, arg(1), arg(2)),
         Opcode::Add
         | Opcode::Sub
         | Opcode::Mul

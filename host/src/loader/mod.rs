@@ -397,7 +397,7 @@ mod tests {
         prog.memory.read_bytes(bias + 0x402010, &mut data).unwrap();
         assert_eq!(data[..0x10], [0xab; 0x10]);
         assert_eq!(data[0x10..], [0; 0x10], "bss is zero");
-        let mut memory = prog.memory;
+        let memory = prog.memory;
         memory.write_bytes(bias + 0x403000, b"bss").unwrap();
         assert_eq!(memory.write_bytes(prog.entry, b"x"), Err(Errno::EFAULT), "code is read-only");
         let brk = memory.brk_start();

@@ -11,7 +11,7 @@ use aarchx_pass::{GuestCode, MemoryModel, Options, PassContext, TranslationConfi
 
 use crate::interp;
 use crate::machine::RegionExit;
-use crate::mem::GuestMemory;
+use crate::mem::{GuestAccess, GuestMemory};
 
 /// `fxsave64 [rdi]; ud2`.
 const FXSAVE: [u8; 6] = [0x48, 0x0f, 0xae, 0x07, 0x0f, 0x0b];
@@ -53,10 +53,10 @@ thread_local! {
 
 /// Runs `region` with rdi = `area` on a copy of `state`; returns the copy,
 /// or None when the area is not writable guest memory (the region faulted).
-fn run(region: &Region, state: &GuestState, mem: &mut GuestMemory, area: u64) -> Option<GuestState> {
+fn run(region: &Region, state: &GuestState, area: u64) -> Option<GuestState> {
     let mut s = *state;
     s.gpr[RDI] = area;
-    match interp::run_region(region, &mut s, mem) {
+    match interp::run_region(region, &mut s, &mut GuestAccess) {
         RegionExit::Trap { kind: TrapKind::Ill } if s.rip == UD2_AT => Some(s),
         // fxrstor ends its region after writing MXCSR.
         RegionExit::Jump { kind: ExitKind::Fenv } if s.rip == UD2_AT => Some(s),
@@ -65,18 +65,18 @@ fn run(region: &Region, state: &GuestState, mem: &mut GuestMemory, area: u64) ->
 }
 
 /// Stores the FP state of `state` at `area` (512 bytes, zeroed first).
-pub fn save(state: &GuestState, mem: &mut GuestMemory, area: u64) -> Option<()> {
+pub fn save(state: &GuestState, mem: &GuestMemory, area: u64) -> Option<()> {
     mem.write_bytes(area, &[0; super::frame::FPSTATE_SIZE as usize]).ok()?;
-    SAVE.with(|r| run(r, state, mem, area)).map(|_| ())
+    SAVE.with(|r| run(r, state, area)).map(|_| ())
 }
 
 /// Loads the FP state saved at `area` into `state`. None when the area
 /// cannot be read or holds a state the guest could not load (as fxrstor
 /// would refuse it); `state` is then unchanged.
-pub fn restore(state: &mut GuestState, mem: &mut GuestMemory, area: u64) -> Option<()> {
+pub fn restore(state: &mut GuestState, mem: &GuestMemory, area: u64) -> Option<()> {
     let mut readable = [0u8; super::frame::FPSTATE_SIZE as usize];
     mem.read_bytes(area, &mut readable).ok()?;
-    let mut restored = RESTORE.with(|r| run(r, state, mem, area))?;
+    let mut restored = RESTORE.with(|r| run(r, state, area))?;
     // Only the FP state comes from the area: rdi and rip were the
     // region's own, and so is the x87 helpers' scratch.
     restored.gpr[RDI] = state.gpr[RDI];

@@ -9,7 +9,9 @@
 //! these leaf functions, so returning from the landing pad is exact.
 //!
 //! The access itself is one host load or store of the guest's size (a
-//! pair for 16 bytes), unaligned where the guest's is.
+//! pair for 16 bytes), unaligned where the guest's is; `aarchx_probe_cas`
+//! is one host compare-and-swap (aligned), what the interpreter's atomics
+//! are made of, so they are atomic against other threads.
 
 use crate::machine::GuestFault;
 
@@ -22,7 +24,63 @@ std::arch::global_asm!(
     ".globl aarchx_probe_fault",
     ".globl aarchx_probe_load",
     ".globl aarchx_probe_store",
+    ".globl aarchx_probe_cas",
     "aarchx_probe_begin:",
+    // x0 = address (aligned to the size), x1 = size (1, 2, 4, 8), x2 =
+    // where the expected value is and the old one goes, x3 = where the
+    // new value is. An exclusive-pair loop with acquire and release (no
+    // FEAT_LSE needed).
+    "aarchx_probe_cas:",
+    "cmp x1, #1",
+    "b.ne .Lprobe_c2",
+    "ldrb w4, [x2]",
+    "ldrb w5, [x3]",
+    "0:",
+    "ldaxrb w6, [x0]",
+    "cmp w6, w4",
+    "b.ne .Lprobe_cdiff",
+    "stlxrb w7, w5, [x0]",
+    "cbnz w7, 0b",
+    "b .Lprobe_cdone",
+    ".Lprobe_c2:",
+    "cmp x1, #2",
+    "b.ne .Lprobe_c4",
+    "ldrh w4, [x2]",
+    "ldrh w5, [x3]",
+    "0:",
+    "ldaxrh w6, [x0]",
+    "cmp w6, w4",
+    "b.ne .Lprobe_cdiff",
+    "stlxrh w7, w5, [x0]",
+    "cbnz w7, 0b",
+    "b .Lprobe_cdone",
+    ".Lprobe_c4:",
+    "cmp x1, #4",
+    "b.ne .Lprobe_c8",
+    "ldr w4, [x2]",
+    "ldr w5, [x3]",
+    "0:",
+    "ldaxr w6, [x0]",
+    "cmp w6, w4",
+    "b.ne .Lprobe_cdiff",
+    "stlxr w7, w5, [x0]",
+    "cbnz w7, 0b",
+    "b .Lprobe_cdone",
+    ".Lprobe_c8:",
+    "ldr x4, [x2]",
+    "ldr x5, [x3]",
+    "0:",
+    "ldaxr x6, [x0]",
+    "cmp x6, x4",
+    "b.ne .Lprobe_cdiff",
+    "stlxr w7, x5, [x0]",
+    "cbnz w7, 0b",
+    "b .Lprobe_cdone",
+    ".Lprobe_cdiff:",
+    "clrex",
+    ".Lprobe_cdone:",
+    "str x6, [x2]",
+    "b .Lprobe_ok",
     // x0 = address, x1 = size, x2 = where the value goes.
     "aarchx_probe_load:",
     "cmp x1, #1",
@@ -98,7 +156,40 @@ std::arch::global_asm!(
     ".globl aarchx_probe_fault",
     ".globl aarchx_probe_load",
     ".globl aarchx_probe_store",
+    ".globl aarchx_probe_cas",
     "aarchx_probe_begin:",
+    // rdi = address, rsi = size (1, 2, 4, 8), rdx = where the expected
+    // value is and the old one goes, rcx = where the new value is.
+    "aarchx_probe_cas:",
+    "cmp rsi, 1",
+    "jne .Lprobe_c2",
+    "mov al, byte ptr [rdx]",
+    "mov r8b, byte ptr [rcx]",
+    "lock cmpxchg byte ptr [rdi], r8b",
+    "mov byte ptr [rdx], al",
+    "jmp .Lprobe_ok",
+    ".Lprobe_c2:",
+    "cmp rsi, 2",
+    "jne .Lprobe_c4",
+    "mov ax, word ptr [rdx]",
+    "mov r8w, word ptr [rcx]",
+    "lock cmpxchg word ptr [rdi], r8w",
+    "mov word ptr [rdx], ax",
+    "jmp .Lprobe_ok",
+    ".Lprobe_c4:",
+    "cmp rsi, 4",
+    "jne .Lprobe_c8",
+    "mov eax, dword ptr [rdx]",
+    "mov r8d, dword ptr [rcx]",
+    "lock cmpxchg dword ptr [rdi], r8d",
+    "mov dword ptr [rdx], eax",
+    "jmp .Lprobe_ok",
+    ".Lprobe_c8:",
+    "mov rax, qword ptr [rdx]",
+    "mov r8, qword ptr [rcx]",
+    "lock cmpxchg qword ptr [rdi], r8",
+    "mov qword ptr [rdx], rax",
+    "jmp .Lprobe_ok",
     // rdi = address, rsi = size, rdx = where the value goes.
     "aarchx_probe_load:",
     "cmp rsi, 1",
@@ -168,6 +259,7 @@ std::arch::global_asm!(
 extern "C" {
     fn aarchx_probe_load(addr: u64, size: u64, out: *mut u8) -> u64;
     fn aarchx_probe_store(addr: u64, size: u64, value: *const u8) -> u64;
+    fn aarchx_probe_cas(addr: u64, size: u64, expected: *mut u8, new: *const u8) -> u64;
     static aarchx_probe_begin: u8;
     static aarchx_probe_end: u8;
     static aarchx_probe_fault: u8;
@@ -204,6 +296,23 @@ pub fn store(addr: u64, size: usize, bits: u128) {
     // A fault is recorded by the handler in the thread's context.
     // SAFETY: as in `load`; `bits` is a live local of 16 bytes.
     unsafe { aarchx_probe_store(addr, size as u64, (&bits as *const u128).cast()) };
+}
+
+/// Atomically replaces the `size` bytes (1, 2, 4 or 8) at guest address
+/// `addr`, aligned to `size`, with `new` if they hold `expected`; returns
+/// what they held (sequentially consistent: `lock cmpxchg`, or an
+/// acquire/release exclusive pair). On a fault, returns 0, stores nothing
+/// and the fault is kept for [`take_fault`].
+pub fn cas(addr: u64, size: usize, expected: u64, new: u64) -> u64 {
+    let mut old = expected;
+    // SAFETY: as in `load`; `old` and `new` are live locals of 8 bytes,
+    // of which the probe reads and writes the low `size` (little-endian).
+    let failed =
+        unsafe { aarchx_probe_cas(addr, size as u64, (&mut old as *mut u64).cast(), (&new as *const u64).cast()) };
+    if failed != 0 {
+        return 0;
+    }
+    old
 }
 
 /// Copies guest memory at `addr` into `buf`, 8 bytes at a time, stopping

@@ -45,7 +45,8 @@ impl Process {
         let at = host!(libc::SYS_lseek, fd, 0u64, libc::SEEK_CUR as u64).ok();
         let n = host!(libc::SYS_getdents64, fd, buf.as_mut_ptr() as u64, buf.len() as u64)? as usize;
         to_linux_dirent(&mut buf[..n])?;
-        if let Err(e) = self.mem.write_bytes(dirp, &buf[..n]) {
+        let written = self.mem.lock().write_bytes(dirp, &buf[..n]);
+        if let Err(e) = written {
             if let Some(at) = at {
                 host!(libc::SYS_lseek, fd, at, libc::SEEK_SET as u64)?;
             }

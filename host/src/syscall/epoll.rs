@@ -52,7 +52,7 @@ impl Process {
         let mut host_event = libc::epoll_event { events: 0, u64: 0 };
         if op != EPOLL_CTL_DEL {
             let mut b = [0u8; EVENT_SIZE];
-            self.mem.read_bytes(event, &mut b)?;
+            self.mem.lock().read_bytes(event, &mut b)?;
             host_event = event_from_x86_64(&b);
         }
         host!(libc::SYS_epoll_ctl, epfd, op, fd, &host_event as *const libc::epoll_event as u64)
@@ -89,7 +89,7 @@ impl Process {
             host!(nr, epfd, buf.as_mut_ptr() as u64, n as u64, timeout, host_set, 8u64)
         })?;
         let bytes: Vec<u8> = buf[..got as usize].iter().flat_map(event_to_x86_64).collect();
-        self.mem.write_bytes(events, &bytes)?;
+        self.mem.lock().write_bytes(events, &bytes)?;
         Ok(got)
     }
 }

@@ -109,7 +109,7 @@ fn cstring(bytes: Vec<u8>) -> CString {
 impl Process {
     /// execve(path, argv, envp). Returns only on failure.
     pub(super) fn execve(&mut self, path: u64, argv: u64, envp: u64) -> Result<u64, Errno> {
-        let guest_path = self.mem.read_cstr(path, PATH_MAX)?;
+        let guest_path = self.mem.lock().read_cstr(path, PATH_MAX)?;
         let host_path = if self.is_proc_exe(&guest_path) { self.exe.clone() } else { self.host_path(&guest_path)? };
         host!(libc::SYS_faccessat, super::fs::AT_FDCWD, host_path.as_ptr() as u64, libc::X_OK as u64)?;
         let host = PathBuf::from(OsString::from_vec(host_path.as_bytes().to_vec()));
@@ -155,12 +155,12 @@ impl Process {
         }
         for i in 0..MAX_STRINGS as u64 {
             let mut word = [0u8; 8];
-            self.mem.read_bytes(array + 8 * i, &mut word)?;
+            self.mem.lock().read_bytes(array + 8 * i, &mut word)?;
             let ptr = u64::from_le_bytes(word);
             if ptr == 0 {
                 return Ok(out);
             }
-            out.push(self.mem.read_cstr(ptr, 1 << 20)?);
+            out.push(self.mem.lock().read_cstr(ptr, 1 << 20)?);
         }
         Err(Errno(libc::E2BIG))
     }

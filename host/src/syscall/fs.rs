@@ -18,7 +18,7 @@ use std::ffi::CString;
 
 use super::{procfs, Errno, Process};
 use crate::loader::rootfs::LastLink;
-use crate::mem::GuestMemory;
+use crate::mem::SharedMemory;
 
 pub const AT_FDCWD: u64 = -100i64 as u64;
 pub const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
@@ -103,7 +103,7 @@ pub fn stat_to_x86_64(st: &libc::stat) -> [u8; X86_64_STAT_SIZE] {
 /// Runs a host stat-family call into a host `struct stat` and writes the
 /// x86-64 conversion to the guest's `buf`.
 fn stat_into(
-    mem: &mut GuestMemory,
+    mem: &SharedMemory,
     buf: u64,
     call: impl FnOnce(*mut libc::stat) -> Result<u64, Errno>,
 ) -> Result<u64, Errno> {
@@ -112,7 +112,7 @@ fn stat_into(
     // SAFETY: all-zero bytes are a valid `libc::stat` (integers only), and
     // the kernel filled it in.
     let st = unsafe { st.assume_init() };
-    mem.write_bytes(buf, &stat_to_x86_64(&st))?;
+    mem.lock().write_bytes(buf, &stat_to_x86_64(&st))?;
     Ok(0)
 }
 
@@ -173,7 +173,7 @@ impl Process {
         if self.root.is_host() || path == 0 {
             return Ok(PathArg { guest: path, inside_root: None });
         }
-        let inside_root = self.in_root(&self.mem.read_cstr(path, PATH_MAX)?, last)?;
+        let inside_root = self.in_root(&self.mem.lock().read_cstr(path, PATH_MAX)?, last)?;
         Ok(PathArg { guest: path, inside_root })
     }
 
@@ -185,7 +185,7 @@ impl Process {
 
     pub(super) fn openat(&mut self, dirfd: u64, path: u64, flags: u64, mode: u64) -> Result<u64, Errno> {
         let flags = open_flags_to_host(flags);
-        let name = self.mem.read_cstr(path, PATH_MAX);
+        let name = self.mem.lock().read_cstr(path, PATH_MAX);
         if name.as_ref().is_ok_and(|p| self.is_proc_exe(p)) {
             let exe = self.exe.as_ptr() as u64;
             return host!(libc::SYS_openat, AT_FDCWD, exe, flags, mode);
@@ -199,7 +199,7 @@ impl Process {
 
     pub(super) fn fstatat(&mut self, dirfd: u64, path: u64, buf: u64, flags: u64) -> Result<u64, Errno> {
         let path = self.path_arg(path, at_last_link(flags))?;
-        stat_into(&mut self.mem, buf, |st| host!(libc::SYS_newfstatat, dirfd, path.ptr(), st as u64, flags))
+        stat_into(&self.mem, buf, |st| host!(libc::SYS_newfstatat, dirfd, path.ptr(), st as u64, flags))
     }
 
     pub(super) fn statx(&mut self, dirfd: u64, path: u64, flags: u64, mask: u64, buf: u64) -> Result<u64, Errno> {
@@ -227,7 +227,7 @@ impl Process {
     }
 
     pub(super) fn fstat(&mut self, fd: u64, buf: u64) -> Result<u64, Errno> {
-        stat_into(&mut self.mem, buf, |st| host!(libc::SYS_fstat, fd, st as u64))
+        stat_into(&self.mem, buf, |st| host!(libc::SYS_fstat, fd, st as u64))
     }
 
     /// readlinkat; "/proc/self/exe" names the guest program, not aarchx.
@@ -236,14 +236,14 @@ impl Process {
         if size as i32 <= 0 {
             return Err(Errno::EINVAL);
         }
-        let name = self.mem.read_cstr(path, PATH_MAX)?;
+        let name = self.mem.lock().read_cstr(path, PATH_MAX)?;
         if !self.is_proc_exe(&name) {
             let path = self.path_arg(path, LastLink::Keep)?;
             return host!(libc::SYS_readlinkat, dirfd, path.ptr(), buf, size);
         }
         let exe = self.exe.as_bytes();
         let n = exe.len().min(size as i32 as usize);
-        self.mem.write_bytes(buf, &exe[..n])?;
+        self.mem.lock().write_bytes(buf, &exe[..n])?;
         Ok(n as u64)
     }
 
@@ -368,7 +368,7 @@ impl Process {
         }
         let words = if micros { 4 } else { 2 };
         let mut buf = [0u8; 32];
-        self.mem.read_bytes(times, &mut buf[..8 * words])?;
+        self.mem.lock().read_bytes(times, &mut buf[..8 * words])?;
         let word = |i: usize| i64::from_le_bytes(buf[8 * i..8 * i + 8].try_into().expect("8 bytes"));
         let spec = |i: usize| {
             if micros {

@@ -15,9 +15,10 @@
 //! on x86-64 and arm64 Linux (both use `asm-generic/errno.h`), so host
 //! errnos pass through.
 //!
-//! Single-threaded guests only: fork, vfork and fork-like clones make a new
-//! process (`process`), execve re-enters aarchx or runs a host program
-//! (`exec`); threads are not supported yet. Signals, their system calls
+//! fork, vfork and fork-like clones make a new process (`process`), a
+//! clone of a thread a new guest thread on a host thread of its own
+//! (`thread`), execve re-enters aarchx or runs a host program (`exec`).
+//! Signals, their system calls
 //! and delivery to guest handlers are in `signal`. Unknown and
 //! unimplemented calls return -ENOSYS and are logged once each. How each
 //! call is made (passed, translated, emulated, refused or ENOSYS) is
@@ -32,7 +33,7 @@ use aarchx_ir::GuestState;
 
 use crate::loader::rootfs::Rootfs;
 use crate::loader::LoadedProgram;
-use crate::mem::{Errno, GuestMemory};
+use crate::mem::{Errno, SharedMemory};
 use crate::signal::interruptible;
 
 /// Makes a host system call with `u64` arguments, giving its result, the
@@ -58,12 +59,15 @@ mod process;
 mod procfs;
 mod select;
 mod signal;
+mod thread;
 
 use epoll::Timeout;
 pub use exec::init as init_exec;
 use fs::{AT_FDCWD, AT_REMOVEDIR, AT_SYMLINK_NOFOLLOW};
 use numbers::Sysno;
 use signal::Signals;
+pub use thread::NewThread;
+use thread::ThreadExit;
 
 const RAX: usize = 0;
 const RCX: usize = 1;
@@ -86,18 +90,25 @@ const ARCH_GET_GS: u64 = 0x1004;
 
 /// x86-64 `O_WRONLY | O_CREAT | O_TRUNC`, for creat.
 const CREAT_FLAGS: u64 = 0o1 | 0o100 | 0o1000;
-/// futex operations passed to the host (WAIT, WAKE, WAIT_BITSET,
-/// WAKE_BITSET; with or without FUTEX_PRIVATE_FLAG and
-/// FUTEX_CLOCK_REALTIME).
-const FUTEX_PASSTHROUGH: [u64; 4] = [0, 1, 9, 10];
+/// futex operations passed to the host: all but FUTEX_FD (2, removed
+/// from Linux), with or without FUTEX_PRIVATE_FLAG and
+/// FUTEX_CLOCK_REALTIME. Guest addresses, thread ids (the PI operations'
+/// words) and `struct timespec` are the host's.
+const FUTEX_PASSTHROUGH: [u64; 13] = [0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13];
 
 /// What the dispatcher does after a system call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum SyscallOutcome {
     /// Go on at `state.rip`.
     Continue,
-    /// The guest exited (exit or exit_group) with this status.
+    /// The guest process exited (exit_group) with this status.
     Exit(i32),
+    /// This guest thread ended (exit) with this status: the process ends
+    /// with it when it was the last.
+    ExitThread(i32),
+    /// Go on, and start this new guest thread (clone); its id is the
+    /// system call's result.
+    Spawn(Box<NewThread>),
     /// Go on, but guest code in `[start, start + len)` may have changed
     /// (unmapped, remapped, replaced or made non-executable): translations
     /// of it must be dropped.
@@ -107,9 +118,11 @@ pub enum SyscallOutcome {
 /// The guest process as the system calls see it.
 #[derive(Debug)]
 pub struct Process {
-    /// Guest memory: the executors' [`crate::machine::Machine`] and the
-    /// translator's [`aarchx_pass::GuestCode`].
-    pub mem: GuestMemory,
+    /// The guest memory map, shared by the process's threads: the
+    /// translator's [`aarchx_pass::GuestCode`] and what the system calls
+    /// check guest pointers against (the executors access guest memory
+    /// directly, `crate::mem::GuestAccess`).
+    pub mem: SharedMemory,
     /// The guest executable's absolute path, for /proc/self/exe.
     exe: CString,
     /// The guest root absolute paths resolve in first.
@@ -119,18 +132,35 @@ pub struct Process {
     reported: BTreeSet<u64>,
     /// The guest's auxiliary vector, for /proc/self/auxv.
     auxv: Vec<(u64, u64)>,
+    /// What this thread's end does (its tid word, its robust list).
+    thread_exit: ThreadExit,
 }
 
 impl Process {
     pub fn new(program: LoadedProgram, root: Rootfs) -> Process {
         let exe = CString::new(program.exe.as_os_str().as_bytes()).unwrap_or_default();
         Process {
-            mem: program.memory,
+            mem: SharedMemory::new(program.memory),
             exe,
             root,
             signals: Signals::inherited(),
             reported: BTreeSet::new(),
             auxv: program.auxv,
+            thread_exit: ThreadExit::default(),
+        }
+    }
+
+    /// A new thread's view of this process: the same memory and signal
+    /// dispositions, this thread's signal mask.
+    fn for_thread(&self) -> Process {
+        Process {
+            mem: self.mem.clone(),
+            exe: self.exe.clone(),
+            root: self.root.clone(),
+            signals: self.signals.for_thread(),
+            reported: self.reported.clone(),
+            auxv: self.auxv.clone(),
+            thread_exit: ThreadExit::default(),
         }
     }
 
@@ -170,7 +200,8 @@ pub fn syscall(proc: &mut Process, state: &mut GuestState) -> SyscallOutcome {
     if result == Err(Errno(libc::EINTR)) {
         proc.interrupted(nr);
     }
-    if result == Ok(0) && matches!(sysno, Some(Sysno::fork | Sysno::vfork | Sysno::clone)) {
+    let new_thread = matches!(outcome, SyscallOutcome::Spawn(_));
+    if result == Ok(0) && !new_thread && matches!(sysno, Some(Sysno::fork | Sysno::vfork | Sysno::clone)) {
         proc.forked_child();
     }
     state.gpr[RAX] = match result {
@@ -214,8 +245,9 @@ fn urandom() -> std::io::Result<[u8; 16]> {
     Ok(buf)
 }
 
-/// The host thread id of the (only) guest thread.
-fn this_thread() -> u64 {
+/// The host thread id of the calling guest thread (one host thread runs
+/// each).
+pub fn this_thread() -> u64 {
     host!(libc::SYS_gettid).unwrap_or(0)
 }
 
@@ -373,28 +405,28 @@ impl Process {
             epoll_pwait2 => self.epoll_pwait(a0, a1, a2, a3, Timeout::Timespec, a4, a5),
 
             // Memory.
-            brk => Ok(self.mem.brk(a0)),
+            brk => Ok(self.mem.lock().brk(a0)),
             mmap => {
-                let (addr, changed) = self.mem.mmap(a0, a1, a2, a3, a4 as i32, a5)?;
+                let (addr, changed) = self.mem.lock().mmap(a0, a1, a2, a3, a4 as i32, a5)?;
                 code_changed(outcome, changed, addr, a1);
                 Ok(addr)
             }
             munmap => {
-                let changed = self.mem.munmap(a0, a1)?;
+                let changed = self.mem.lock().munmap(a0, a1)?;
                 code_changed(outcome, changed, a0, a1);
                 Ok(0)
             }
             mprotect => {
-                let changed = self.mem.mprotect(a0, a1, a2)?;
+                let changed = self.mem.lock().mprotect(a0, a1, a2)?;
                 code_changed(outcome, changed, a0, a1);
                 Ok(0)
             }
             mremap => {
-                let (addr, changed) = self.mem.mremap(a0, a1, a2, a3, a4)?;
+                let (addr, changed) = self.mem.lock().mremap(a0, a1, a2, a3, a4)?;
                 code_changed(outcome, changed, a0, a1);
                 Ok(addr)
             }
-            madvise => self.mem.madvise(a0, a1, a2),
+            madvise => self.mem.lock().madvise(a0, a1, a2),
             msync => host!(libc::SYS_msync, a0, a1, a2),
             mincore => host!(libc::SYS_mincore, a0, a1, a2),
             mlock => host!(libc::SYS_mlock, a0, a1),
@@ -404,16 +436,25 @@ impl Process {
             munlockall => host!(libc::SYS_munlockall),
 
             // The process and its thread.
-            exit | exit_group => {
+            exit => {
+                *outcome = SyscallOutcome::ExitThread(a0 as i32);
+                Ok(0)
+            }
+            exit_group => {
                 *outcome = SyscallOutcome::Exit(a0 as i32);
                 Ok(0)
             }
             arch_prctl => self.arch_prctl(state, a0, a1),
-            set_tid_address => host!(libc::SYS_gettid),
-            set_robust_list => Ok(0),
+            set_tid_address => self.set_tid_address(a0),
+            set_robust_list => self.set_robust_list(a0, a1),
+            get_robust_list => self.get_robust_list(a0, a1, a2),
             futex if FUTEX_PASSTHROUGH.contains(&(a1 & 0x7f)) => host!(libc::SYS_futex, a0, a1, a2, a3, a4, a5),
             fork => self.fork(state),
             vfork => self.vfork(state),
+            clone if thread::is_thread(a0) => {
+                *outcome = SyscallOutcome::Spawn(self.clone_thread(state, [a0, a1, a2, a3, a4])?);
+                Ok(0)
+            }
             clone => self.clone(state, a0, a1, a2, a3),
             execve => self.execve(a0, a1, a2),
             wait4 => host!(libc::SYS_wait4, a0, a1, a2, a3),
@@ -489,13 +530,13 @@ impl Process {
             clock_settime | settimeofday => Err(Errno(libc::EPERM)),
 
             // Signals.
-            rt_sigaction => self.signals.sigaction(&mut self.mem, a0, a1, a2, a3),
-            rt_sigprocmask => self.signals.sigprocmask(&mut self.mem, a0, a1, a2, a3),
-            sigaltstack => self.signals.sigaltstack(&mut self.mem, a0, a1, state.gpr[RSP]),
-            rt_sigpending => self.signals.sigpending(&mut self.mem, a0, a1),
+            rt_sigaction => self.signals.sigaction(&self.mem, a0, a1, a2, a3),
+            rt_sigprocmask => self.signals.sigprocmask(&self.mem, a0, a1, a2, a3),
+            sigaltstack => self.signals.sigaltstack(&self.mem, a0, a1, state.gpr[RSP]),
+            rt_sigpending => self.signals.sigpending(&self.mem, a0, a1),
             rt_sigsuspend => self.signals.sigsuspend(&self.mem, a0, a1),
             pause => self.signals.pause(),
-            rt_sigtimedwait => self.signals.sigtimedwait(&mut self.mem, a0, a1, a2, a3),
+            rt_sigtimedwait => self.signals.sigtimedwait(&self.mem, a0, a1, a2, a3),
             kill => host!(libc::SYS_kill, a0, a1),
             tgkill => host!(libc::SYS_tgkill, a0, a1, a2),
             tkill => host!(libc::SYS_tkill, a0, a1),
@@ -516,8 +557,8 @@ impl Process {
         match code {
             ARCH_SET_FS => state.fs_base = addr,
             ARCH_SET_GS => state.gs_base = addr,
-            ARCH_GET_FS => self.mem.write_bytes(addr, &state.fs_base.to_le_bytes())?,
-            ARCH_GET_GS => self.mem.write_bytes(addr, &state.gs_base.to_le_bytes())?,
+            ARCH_GET_FS => self.mem.lock().write_bytes(addr, &state.fs_base.to_le_bytes())?,
+            ARCH_GET_GS => self.mem.lock().write_bytes(addr, &state.gs_base.to_le_bytes())?,
             _ => return Err(Errno::EINVAL),
         }
         Ok(0)
@@ -528,7 +569,7 @@ impl Process {
         host!(libc::SYS_uname, buf)?;
         let mut machine = [0u8; 65];
         machine[..6].copy_from_slice(b"x86_64");
-        self.mem.write_bytes(buf + 4 * 65, &machine)?;
+        self.mem.lock().write_bytes(buf + 4 * 65, &machine)?;
         Ok(0)
     }
 
@@ -538,7 +579,7 @@ impl Process {
         host!(libc::SYS_clock_gettime, libc::CLOCK_REALTIME as u64, &mut ts as *mut libc::timespec as u64)?;
         let secs = ts.tv_sec as u64;
         if tloc != 0 {
-            self.mem.write_bytes(tloc, &secs.to_le_bytes())?;
+            self.mem.lock().write_bytes(tloc, &secs.to_le_bytes())?;
         }
         Ok(secs)
     }
@@ -547,6 +588,7 @@ impl Process {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mem::GuestMemory;
     use numbers::Handling;
     use std::path::PathBuf;
 
@@ -579,14 +621,31 @@ mod tests {
     }
 
     fn put(p: &mut Process, addr: u64, bytes: &[u8]) -> u64 {
-        p.mem.write_bytes(addr, bytes).unwrap();
+        p.mem.lock().write_bytes(addr, bytes).unwrap();
         addr
     }
 
     fn get(p: &Process, addr: u64, len: usize) -> Vec<u8> {
         let mut v = vec![0u8; len];
-        p.mem.read_bytes(addr, &mut v).unwrap();
+        p.mem.lock().read_bytes(addr, &mut v).unwrap();
         v
+    }
+
+    /// pthread_create's clone: a new thread to start, on its stack with its
+    /// TLS, rax 0, the tid words to fill; a thread that does not share
+    /// everything is refused.
+    #[test]
+    fn a_thread_clone_describes_the_new_thread() {
+        let (mut p, m) = process();
+        let flags = 0x3d0f00; // glibc's CLONE_VM | FS | FILES | SIGHAND | THREAD | SYSVSEM | SETTLS | PARENT_SETTID | CHILD_CLEARTID
+        let (r, outcome) = call(&mut p, Sysno::clone, &[flags, m + 4096, m, m + 8, 0x7000]);
+        assert_eq!(r, 0, "the dispatcher puts the new thread's id in rax");
+        let SyscallOutcome::Spawn(t) = outcome else { panic!("no new thread: {outcome:?}") };
+        assert_eq!((t.state.gpr[RAX], t.state.gpr[RSP], t.state.fs_base), (0, m + 4096, 0x7000));
+        assert_eq!(t.tid_at, vec![m]);
+        let (r, outcome) = call(&mut p, Sysno::clone, &[0x10000, 0, 0, 0, 0]);
+        assert_eq!(r, -i64::from(libc::EINVAL), "CLONE_THREAD without CLONE_VM and CLONE_SIGHAND");
+        assert!(matches!(outcome, SyscallOutcome::Continue));
     }
 
     #[test]
@@ -594,10 +653,9 @@ mod tests {
         let (mut p, _) = process();
         let mut s = GuestState::default();
         s.gpr[RAX] = 1000;
-        assert_eq!(syscall(&mut p, &mut s), SyscallOutcome::Continue);
+        assert!(matches!(syscall(&mut p, &mut s), SyscallOutcome::Continue));
         assert_eq!(s.gpr[RAX] as i64, -i64::from(libc::ENOSYS));
         assert_eq!(call(&mut p, Sysno::execve, &[0, 0, 0]).0, -i64::from(libc::EFAULT));
-        assert_eq!(call(&mut p, Sysno::clone, &[0x50f00, 0, 0, 0, 0]).0, -i64::from(libc::ENOSYS), "threads");
         assert_eq!(call(&mut p, Sysno::rseq, &[]).0, -i64::from(libc::ENOSYS));
     }
 
@@ -790,7 +848,7 @@ mod tests {
             unsafe { libc::_exit(7) };
         }
         assert!(pid > 0, "fork: {pid}");
-        assert_eq!(outcome, SyscallOutcome::Continue);
+        assert!(matches!(outcome, SyscallOutcome::Continue));
         assert_eq!(call(&mut p, Sysno::wait4, &[pid as u64, m, 0, m + 64]).0, pid);
         let status = u32::from_le_bytes(get(&p, m, 4).try_into().unwrap());
         assert_eq!(status, 7 << 8, "WEXITSTATUS 7");
@@ -810,8 +868,8 @@ mod tests {
     #[test]
     fn exit_and_exit_group() {
         let (mut p, _) = process();
-        assert_eq!(call(&mut p, Sysno::exit_group, &[3]).1, SyscallOutcome::Exit(3));
-        assert_eq!(call(&mut p, Sysno::exit, &[0x1ff]).1, SyscallOutcome::Exit(0x1ff));
+        assert!(matches!(call(&mut p, Sysno::exit_group, &[3]).1, SyscallOutcome::Exit(3)));
+        assert!(matches!(call(&mut p, Sysno::exit, &[0x1ff]).1, SyscallOutcome::ExitThread(0x1ff)));
     }
 
     #[test]
@@ -980,13 +1038,13 @@ mod tests {
         let flags = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
         let (addr, outcome) = call(&mut p, Sysno::mmap, &[0, 8192, 5, flags, u64::MAX, 0]);
         assert!(addr > 0);
-        assert_eq!(outcome, SyscallOutcome::Continue);
+        assert!(matches!(outcome, SyscallOutcome::Continue));
         let (r, outcome) = call(&mut p, Sysno::mprotect, &[addr as u64, 4096, 1]);
         assert_eq!(r, 0);
-        assert_eq!(outcome, SyscallOutcome::CodeChanged { start: addr as u64, len: 4096 });
+        assert!(matches!(outcome, SyscallOutcome::CodeChanged { start, len: 4096 } if start == addr as u64));
         let (r, outcome) = call(&mut p, Sysno::munmap, &[addr as u64, 8192]);
         assert_eq!(r, 0);
-        assert_eq!(outcome, SyscallOutcome::CodeChanged { start: addr as u64, len: 8192 });
+        assert!(matches!(outcome, SyscallOutcome::CodeChanged { start, len: 8192 } if start == addr as u64));
         assert_eq!(call(&mut p, Sysno::mmap, &[0, 0, 3, flags, u64::MAX, 0]).0, -i64::from(libc::EINVAL));
     }
 }

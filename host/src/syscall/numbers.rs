@@ -189,11 +189,11 @@ x86_64_syscalls! {
     socketpair = 53, Passed, "SOCK_NONBLOCK and SOCK_CLOEXEC are O_NONBLOCK and O_CLOEXEC, the same on both";
     setsockopt = 54, Passed, "SOL_* and SO_* values (asm-generic/socket.h) and option layouts the same on both";
     getsockopt = 55, Passed, "SOL_* and SO_* values (asm-generic/socket.h) and option layouts the same on both";
-    clone = 56, Translated, "fork-like flags only; threads ENOSYS";
+    clone = 56, Translated, "fork-like flags: a host fork; thread flags: a new host thread running the guest thread (`syscall/thread.rs`); CLONE_VM without CLONE_THREAD ENOSYS";
     fork = 57, Emulated, "a host fork of aarchx";
     vfork = 58, Emulated, "a host fork of aarchx";
     execve = 59, Emulated, "runs the new program under aarchx (or a host program)";
-    exit = 60, Emulated, "ends the run";
+    exit = 60, Emulated, "ends the thread (robust list, tid word cleared and woken); the last one ends the run";
     wait4 = 61, Passed;
     kill = 62, Passed;
     uname = 63, Translated, "machine x86_64";
@@ -335,7 +335,7 @@ x86_64_syscalls! {
     fremovexattr = 199, Passed;
     tkill = 200, Passed;
     time = 201, Emulated, "clock_gettime(CLOCK_REALTIME)";
-    futex = 202, Translated, "WAIT, WAKE, WAIT_BITSET, WAKE_BITSET; other operations ENOSYS";
+    futex = 202, Translated, "every operation but the removed FUTEX_FD passed to the host (guest addresses and thread ids are the host's)";
     sched_setaffinity = 203, Passed;
     sched_getaffinity = 204, Passed;
     set_thread_area = 205, Enosys;
@@ -351,7 +351,7 @@ x86_64_syscalls! {
     epoll_wait_old = 215, Enosys, "not implemented by the x86-64 kernel either";
     remap_file_pages = 216, Enosys;
     getdents64 = 217, Passed;
-    set_tid_address = 218, Emulated, "the thread id (single-threaded guests)";
+    set_tid_address = 218, Emulated, "kept per thread: cleared and woken when the thread ends";
     restart_syscall = 219, Enosys;
     semtimedop = 220, Enosys;
     fadvise64 = 221, Passed;
@@ -364,7 +364,7 @@ x86_64_syscalls! {
     clock_gettime = 228, Passed;
     clock_getres = 229, Passed;
     clock_nanosleep = 230, Passed;
-    exit_group = 231, Emulated, "ends the run";
+    exit_group = 231, Emulated, "ends the run, every thread";
     epoll_wait = 232, Emulated, "epoll_pwait with no mask, `struct epoll_event` converted";
     epoll_ctl = 233, Translated, "`struct epoll_event` converted (12 bytes, packed, on x86-64; 16 on arm64)";
     tgkill = 234, Passed;
@@ -406,8 +406,8 @@ x86_64_syscalls! {
     pselect6 = 270, Translated, "the temporary signal mask is the guest's";
     ppoll = 271, Translated, "the temporary signal mask is the guest's";
     unshare = 272, Enosys;
-    set_robust_list = 273, Emulated, "accepted (single-threaded guests)";
-    get_robust_list = 274, Enosys;
+    set_robust_list = 273, Emulated, "kept per thread, walked when the thread ends as the kernel does";
+    get_robust_list = 274, Emulated, "the calling thread's only (another thread's: EPERM)";
     splice = 275, Passed;
     tee = 276, Passed;
     sync_file_range = 277, Passed;

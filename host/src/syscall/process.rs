@@ -4,7 +4,10 @@
 //! A fork is a host fork (a raw host `clone` without CLONE_VM): the child
 //! is a copy of this whole aarchx process, translation cache included, and
 //! goes on translating the guest from the instruction after the system
-//! call. aarchx runs no threads of its own, so the copy is consistent.
+//! call, on its one thread. A fork while other guest threads run copies
+//! the runtime's locks as those threads held them: the child may exec
+//! (which needs none of them) but can hang translating (see
+//! docs/threads.md).
 //!
 //! vfork, and clone with CLONE_VM|CLONE_VFORK (glibc's posix_spawn), are
 //! a fork with CLONE_VFORK: the child gets a copy of memory, not the same
@@ -15,8 +18,9 @@
 //! such a child writes to memory is not seen by the parent (posix_spawn's
 //! report of a failed exec is lost: the parent sees the child exit 127).
 //!
-//! clone with other flags (threads: CLONE_VM without CLONE_VFORK,
-//! CLONE_THREAD, CLONE_SETTLS, ...) is not supported: -ENOSYS.
+//! clone of a thread (CLONE_THREAD) is `thread.rs`'s; CLONE_VM without
+//! CLONE_THREAD or CLONE_VFORK (a process sharing memory) is not
+//! supported: -ENOSYS.
 //!
 //! wait4 and waitid pass through: the wait status encoding, `struct
 //! rusage` (144 bytes) and `siginfo_t` (128 bytes) are the same on x86-64
@@ -26,11 +30,9 @@ use aarchx_ir::GuestState;
 
 use super::{Errno, Process, RSP};
 
-const CLONE_VM: u64 = 0x100;
+use super::thread::{CLONE_CHILD_CLEARTID, CLONE_CHILD_SETTID, CLONE_PARENT_SETTID, CLONE_VM};
+
 const CLONE_VFORK: u64 = 0x4000;
-const CLONE_PARENT_SETTID: u64 = 0x0010_0000;
-const CLONE_CHILD_CLEARTID: u64 = 0x0020_0000;
-const CLONE_CHILD_SETTID: u64 = 0x0100_0000;
 /// The low byte of the flags: the signal the parent gets when the child
 /// exits.
 const EXIT_SIGNAL: u64 = 0xff;
@@ -59,8 +61,8 @@ impl Process {
         ptid: u64,
         ctid: u64,
     ) -> Result<u64, Errno> {
-        let thread_like = flags & CLONE_VM != 0 && flags & CLONE_VFORK == 0;
-        if thread_like || flags & !(FORK_FLAGS | CLONE_VM) != 0 {
+        let shares_memory = flags & CLONE_VM != 0 && flags & CLONE_VFORK == 0;
+        if shares_memory || flags & !(FORK_FLAGS | CLONE_VM) != 0 {
             return unsupported_clone(flags);
         }
         self.clone_process(state, flags & FORK_FLAGS, stack, ptid, ctid)

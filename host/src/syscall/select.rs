@@ -18,7 +18,7 @@ impl Process {
             return host!(libc::SYS_pselect6, nfds, r, w, e, 0u64, 0u64);
         }
         let mut tv = [0u8; 16];
-        self.mem.read_bytes(timeout, &mut tv)?;
+        self.mem.lock().read_bytes(timeout, &mut tv)?;
         let sec = i64::from_le_bytes(tv[..8].try_into().expect("8 bytes"));
         let usec = i64::from_le_bytes(tv[8..].try_into().expect("8 bytes"));
         // As the kernel's kern_select: whole seconds of tv_usec carry into
@@ -38,7 +38,7 @@ impl Process {
             let mut left = [0u8; 16];
             left[..8].copy_from_slice(&ts.tv_sec.to_le_bytes());
             left[8..].copy_from_slice(&(ts.tv_nsec / NSEC_PER_USEC).to_le_bytes());
-            self.mem.write_bytes(timeout, &left).ok();
+            self.mem.lock().write_bytes(timeout, &left).ok();
         }
         result
     }
@@ -48,7 +48,7 @@ impl Process {
     pub(super) fn pselect6(&mut self, nfds: u64, r: u64, w: u64, e: u64, timeout: u64, sig: u64) -> Result<u64, Errno> {
         let mut words = [0u8; 16];
         if sig != 0 {
-            self.mem.read_bytes(sig, &mut words)?;
+            self.mem.lock().read_bytes(sig, &mut words)?;
         }
         let set = u64::from_le_bytes(words[..8].try_into().expect("8 bytes"));
         let size = u64::from_le_bytes(words[8..].try_into().expect("8 bytes"));

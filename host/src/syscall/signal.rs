@@ -24,12 +24,15 @@
 //! instruction, or kill the process as natively when it has none (or
 //! blocks or ignores the signal). See `docs/signals.md`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
 use aarchx_ir::{GuestState, TrapKind};
 
 use super::numbers::Sysno;
 use super::{Errno, Process, SYSCALL_LEN};
 use crate::machine::GuestFault;
-use crate::mem::GuestMemory;
+use crate::mem::SharedMemory;
 use crate::signal::frame::{Placement, Plain, RtSigframe, Sigcontext, Siginfo, StackT, Ucontext, UC_FLAGS};
 use crate::signal::{fpstate, interruptible};
 use crate::signals;
@@ -128,10 +131,34 @@ fn bit(sig: u64) -> u64 {
     1 << (sig - 1)
 }
 
-/// The guest's signal state.
+/// The signal dispositions, which the threads of a process share.
+#[derive(Debug)]
+struct Actions {
+    table: Mutex<[Action; 64]>,
+    /// Whether SIGSEGV or SIGBUS has a handler: asked at every dispatch,
+    /// so kept apart from the lock.
+    catches_faults: AtomicBool,
+}
+
+impl Actions {
+    fn get(&self, slot: usize) -> Action {
+        self.table.lock().unwrap_or_else(PoisonError::into_inner)[slot]
+    }
+
+    fn set(&self, slot: usize, action: Action) {
+        let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        table[slot] = action;
+        let catches = [libc::SIGSEGV, libc::SIGBUS].iter().any(|&s| table[(s - 1) as usize][0] > SIG_IGN);
+        self.catches_faults.store(catches, Ordering::SeqCst);
+    }
+}
+
+/// The guest's signal state: the dispositions the threads share, and
+/// what each thread has of its own (mask, alternate stack, a wait's
+/// mask to restore, the call a signal interrupted).
 #[derive(Debug)]
 pub struct Signals {
-    actions: [Action; 64],
+    actions: Arc<Actions>,
     mask: u64,
     /// x86-64 `stack_t`: sp, flags, size.
     altstack: [u64; 3],
@@ -144,19 +171,25 @@ pub struct Signals {
 
 impl Default for Signals {
     fn default() -> Self {
-        Signals { actions: [[0; 4]; 64], mask: 0, altstack: [0, SS_DISABLE, 0], suspended: None, interrupted: None }
+        Signals {
+            actions: Arc::new(Actions { table: Mutex::new([[0; 4]; 64]), catches_faults: AtomicBool::new(false) }),
+            mask: 0,
+            altstack: [0, SS_DISABLE, 0],
+            suspended: None,
+            interrupted: None,
+        }
     }
 }
 
-fn read_words<const N: usize>(mem: &GuestMemory, addr: u64) -> Result<[u64; N], Errno> {
+fn read_words<const N: usize>(mem: &SharedMemory, addr: u64) -> Result<[u64; N], Errno> {
     let mut buf = vec![0u8; 8 * N];
-    mem.read_bytes(addr, &mut buf)?;
+    mem.lock().read_bytes(addr, &mut buf)?;
     Ok(std::array::from_fn(|i| u64::from_le_bytes(buf[8 * i..8 * i + 8].try_into().expect("8 bytes"))))
 }
 
-fn write_words(mem: &mut GuestMemory, addr: u64, words: &[u64]) -> Result<(), Errno> {
+fn write_words(mem: &SharedMemory, addr: u64, words: &[u64]) -> Result<(), Errno> {
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    mem.write_bytes(addr, &bytes)
+    mem.lock().write_bytes(addr, &bytes)
 }
 
 /// Whether the kernel restarts `nr` after a handler with SA_RESTART
@@ -206,11 +239,17 @@ impl Signals {
     pub fn inherited() -> Signals {
         set_host_disposition(libc::SIGPIPE as u64, SIG_DFL);
         signals::install_fault_handlers();
-        let mut s = Signals { mask: signals::host_mask() & !UNBLOCKABLE, ..Signals::default() };
+        let s = Signals { mask: signals::host_mask() & !UNBLOCKABLE, ..Signals::default() };
         for sig in (1..=64).filter(|&s| mirrored(s) && host_ignores(s)) {
-            s.actions[(sig - 1) as usize][0] = SIG_IGN;
+            s.actions.set((sig - 1) as usize, [SIG_IGN, 0, 0, 0]);
         }
         s
+    }
+
+    /// A new thread's signal state: the same dispositions, the creating
+    /// thread's mask, no alternate stack (as for a clone with CLONE_VM).
+    pub fn for_thread(&self) -> Signals {
+        Signals { actions: Arc::clone(&self.actions), mask: self.mask, ..Signals::default() }
     }
 
     fn set_mask(&mut self, mask: u64) {
@@ -221,22 +260,22 @@ impl Signals {
     /// Whether the guest has a handler for SIGSEGV or SIGBUS: then faults
     /// of JIT code must be replayed exactly.
     pub fn catches_memory_faults(&self) -> bool {
-        [libc::SIGSEGV, libc::SIGBUS].iter().any(|&s| self.actions[(s - 1) as usize][0] > SIG_IGN)
+        self.actions.catches_faults.load(Ordering::SeqCst)
     }
 
     /// rt_sigaction(sig, act, oact, sigsetsize).
-    pub fn sigaction(&mut self, mem: &mut GuestMemory, sig: u64, act: u64, oact: u64, size: u64) -> Result<u64, Errno> {
+    pub fn sigaction(&mut self, mem: &SharedMemory, sig: u64, act: u64, oact: u64, size: u64) -> Result<u64, Errno> {
         if size != 8 || !(1..=64).contains(&sig) || (act != 0 && (sig == SIGKILL || sig == SIGSTOP)) {
             return Err(Errno::EINVAL);
         }
         let new = if act != 0 { Some(read_words::<4>(mem, act)?) } else { None };
         let slot = (sig - 1) as usize;
         if oact != 0 {
-            write_words(mem, oact, &self.actions[slot])?;
+            write_words(mem, oact, &self.actions.get(slot))?;
         }
         if let Some(mut new) = new {
             new[3] &= !UNBLOCKABLE;
-            self.actions[slot] = new;
+            self.actions.set(slot, new);
             set_host_disposition(sig, new[0]);
             if new[0] == SIG_IGN || (new[0] == SIG_DFL && DEFAULT_IGNORED.contains(&(sig as i32))) {
                 signals::discard(sig as i32);
@@ -247,14 +286,7 @@ impl Signals {
 
     /// rt_sigprocmask(how, set, oset, sigsetsize). What it unblocks is
     /// delivered at the next safe point, right after the call.
-    pub fn sigprocmask(
-        &mut self,
-        mem: &mut GuestMemory,
-        how: u64,
-        set: u64,
-        oset: u64,
-        size: u64,
-    ) -> Result<u64, Errno> {
+    pub fn sigprocmask(&mut self, mem: &SharedMemory, how: u64, set: u64, oset: u64, size: u64) -> Result<u64, Errno> {
         if size != 8 {
             return Err(Errno::EINVAL);
         }
@@ -313,7 +345,7 @@ impl Signals {
     }
 
     /// sigaltstack(ss, old_ss), the guest running at `sp`.
-    pub fn sigaltstack(&mut self, mem: &mut GuestMemory, ss: u64, old: u64, sp: u64) -> Result<u64, Errno> {
+    pub fn sigaltstack(&mut self, mem: &SharedMemory, ss: u64, old: u64, sp: u64) -> Result<u64, Errno> {
         let new = if ss != 0 { Some(read_words::<3>(mem, ss)?) } else { None };
         if old != 0 {
             write_words(mem, old, &[self.altstack[0], self.altstack_flags(sp), self.altstack[2]])?;
@@ -326,7 +358,7 @@ impl Signals {
 
     /// rt_sigpending(set, sigsetsize): pending in the host kernel (blocked
     /// there) or recorded and since blocked by the guest.
-    pub fn sigpending(&self, mem: &mut GuestMemory, set: u64, size: u64) -> Result<u64, Errno> {
+    pub fn sigpending(&self, mem: &SharedMemory, set: u64, size: u64) -> Result<u64, Errno> {
         if size != 8 {
             return Err(Errno::EINVAL);
         }
@@ -353,7 +385,7 @@ impl Signals {
     }
 
     /// rt_sigsuspend(set, sigsetsize).
-    pub fn sigsuspend(&mut self, mem: &GuestMemory, set: u64, size: u64) -> Result<u64, Errno> {
+    pub fn sigsuspend(&mut self, mem: &SharedMemory, set: u64, size: u64) -> Result<u64, Errno> {
         if size != 8 {
             return Err(Errno::EINVAL);
         }
@@ -370,7 +402,7 @@ impl Signals {
     /// of the set first, else the host's wait.
     pub fn sigtimedwait(
         &mut self,
-        mem: &mut GuestMemory,
+        mem: &SharedMemory,
         set: u64,
         info: u64,
         timeout: u64,
@@ -382,7 +414,7 @@ impl Signals {
         let want = read_words::<1>(mem, set)?[0] & !UNBLOCKABLE;
         if let Some((sig, si)) = signals::take_pending(want) {
             if info != 0 {
-                mem.write_bytes(info, si.as_bytes())?;
+                mem.lock().write_bytes(info, si.as_bytes())?;
             }
             return Ok(sig as u64);
         }
@@ -413,7 +445,7 @@ impl Signals {
     /// and the mask from before comes back when it returns, as natively.
     pub fn masked_wait(
         &mut self,
-        mem: &GuestMemory,
+        mem: &SharedMemory,
         set: u64,
         size: u64,
         wait: impl FnOnce(u64) -> Result<u64, Errno>,
@@ -560,7 +592,7 @@ impl Process {
     /// ignores the signal) the process dies of it: returns the signal.
     fn force(&mut self, state: &mut GuestState, sig: i32, info: Siginfo, context: FaultContext) -> Option<i32> {
         let s = sig as u64;
-        let handler = self.signals.actions[(s - 1) as usize][0];
+        let [handler, ..] = self.signals.actions.get((s - 1) as usize);
         if handler <= SIG_IGN || self.signals.mask & bit(s) != 0 {
             return Some(sig);
         }
@@ -581,7 +613,7 @@ impl Process {
     ) {
         let s = sig as u64;
         let slot = (s - 1) as usize;
-        let [handler, flags, restorer, sa_mask] = self.signals.actions[slot];
+        let [handler, flags, restorer, sa_mask] = self.signals.actions.get(slot);
         match handler {
             SIG_IGN => return,
             SIG_DFL => return take_default_action(sig),
@@ -613,8 +645,8 @@ impl Process {
             uc: Ucontext { flags: UC_FLAGS, link: 0, stack, mcontext, sigmask: saved_mask },
             info,
         };
-        if fpstate::save(state, &mut self.mem, place.fpstate).is_none()
-            || self.mem.write_bytes(place.frame, frame.as_bytes()).is_err()
+        if fpstate::save(state, &self.mem.lock(), place.fpstate).is_none()
+            || self.mem.lock().write_bytes(place.frame, frame.as_bytes()).is_err()
         {
             // No room for the frame: the kernel forces SIGSEGV.
             tracing::debug!(sig, frame = format_args!("{:#x}", place.frame), "cannot write the signal frame");
@@ -640,7 +672,7 @@ impl Process {
         let blocked = if flags & SA_NODEFER != 0 { sa_mask } else { sa_mask | bit(s) };
         self.signals.set_mask(self.signals.mask | blocked);
         if flags & SA_RESETHAND != 0 {
-            self.signals.actions[slot][0] = SIG_DFL;
+            self.signals.actions.set(slot, [SIG_DFL, flags, restorer, sa_mask]);
             set_host_disposition(s, SIG_DFL);
         }
         tracing::debug!(
@@ -657,14 +689,14 @@ impl Process {
     pub fn sigreturn(&mut self, state: &mut GuestState) {
         let at = state.gpr[RSP].wrapping_sub(8);
         let mut bytes = vec![0u8; size_of::<RtSigframe>()];
-        if self.mem.read_bytes(at, &mut bytes).is_err() {
+        if self.mem.lock().read_bytes(at, &mut bytes).is_err() {
             signals::die_with(SIGSEGV);
         }
         let frame = RtSigframe::from_bytes(&bytes);
         let sp = state.gpr[RSP];
         let mcontext = frame.uc.mcontext;
         mcontext.to_state(state);
-        if mcontext.fpstate != 0 && fpstate::restore(state, &mut self.mem, mcontext.fpstate).is_none() {
+        if mcontext.fpstate != 0 && fpstate::restore(state, &self.mem.lock(), mcontext.fpstate).is_none() {
             signals::die_with(SIGSEGV);
         }
         self.signals.set_mask(frame.uc.sigmask);
@@ -678,63 +710,64 @@ impl Process {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mem::GuestMemory;
 
-    fn scratch() -> (GuestMemory, u64) {
+    fn scratch() -> (SharedMemory, u64) {
         let mut mem = GuestMemory::new();
         let flags = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
         let (a, _) = mem.mmap(0, 4096, 3, flags, -1, 0).unwrap();
-        (mem, a)
+        (SharedMemory::new(mem), a)
     }
 
     #[test]
     fn actions_are_recorded_and_returned() {
-        let (mut mem, a) = scratch();
+        let (mem, a) = scratch();
         let mut s = Signals::default();
-        write_words(&mut mem, a, &[0x401000, 0x0400_0000, 0x401100, u64::MAX]).unwrap();
-        assert_eq!(s.sigaction(&mut mem, 10, a, a + 64, 8), Ok(0));
+        write_words(&mem, a, &[0x401000, 0x0400_0000, 0x401100, u64::MAX]).unwrap();
+        assert_eq!(s.sigaction(&mem, 10, a, a + 64, 8), Ok(0));
         assert_eq!(read_words::<4>(&mem, a + 64).unwrap(), [0; 4], "old action: default");
-        assert_eq!(s.sigaction(&mut mem, 10, 0, a + 64, 8), Ok(0));
+        assert_eq!(s.sigaction(&mem, 10, 0, a + 64, 8), Ok(0));
         assert_eq!(read_words::<4>(&mem, a + 64).unwrap(), [0x401000, 0x0400_0000, 0x401100, !UNBLOCKABLE]);
-        assert_eq!(s.sigaction(&mut mem, SIGKILL, a, 0, 8), Err(Errno::EINVAL));
-        assert_eq!(s.sigaction(&mut mem, 65, 0, 0, 8), Err(Errno::EINVAL));
-        assert_eq!(s.sigaction(&mut mem, 10, 0, 0, 16), Err(Errno::EINVAL));
-        assert_eq!(s.sigaction(&mut mem, 10, 8, 0, 8), Err(Errno::EFAULT));
-        write_words(&mut mem, a, &[SIG_DFL, 0, 0, 0]).unwrap();
-        assert_eq!(s.sigaction(&mut mem, 10, a, 0, 8), Ok(0));
+        assert_eq!(s.sigaction(&mem, SIGKILL, a, 0, 8), Err(Errno::EINVAL));
+        assert_eq!(s.sigaction(&mem, 65, 0, 0, 8), Err(Errno::EINVAL));
+        assert_eq!(s.sigaction(&mem, 10, 0, 0, 16), Err(Errno::EINVAL));
+        assert_eq!(s.sigaction(&mem, 10, 8, 0, 8), Err(Errno::EFAULT));
+        write_words(&mem, a, &[SIG_DFL, 0, 0, 0]).unwrap();
+        assert_eq!(s.sigaction(&mem, 10, a, 0, 8), Ok(0));
     }
 
     #[test]
     fn masks_are_kept_and_checked() {
-        let (mut mem, a) = scratch();
+        let (mem, a) = scratch();
         let mut s = Signals::default();
         let before = signals::host_mask();
-        write_words(&mut mem, a, &[bit(libc::SIGUSR2 as u64) | UNBLOCKABLE]).unwrap();
-        assert_eq!(s.sigprocmask(&mut mem, SIG_BLOCK, a, a + 8, 8), Ok(0));
+        write_words(&mem, a, &[bit(libc::SIGUSR2 as u64) | UNBLOCKABLE]).unwrap();
+        assert_eq!(s.sigprocmask(&mem, SIG_BLOCK, a, a + 8, 8), Ok(0));
         assert_eq!(read_words::<1>(&mem, a + 8).unwrap(), [0]);
         assert_eq!(s.mask, bit(libc::SIGUSR2 as u64));
         assert_eq!(signals::host_mask() & bit(libc::SIGUSR2 as u64), bit(libc::SIGUSR2 as u64));
-        assert_eq!(s.sigprocmask(&mut mem, SIG_UNBLOCK, a, 0, 8), Ok(0));
+        assert_eq!(s.sigprocmask(&mem, SIG_UNBLOCK, a, 0, 8), Ok(0));
         assert_eq!(s.mask, 0);
-        assert_eq!(s.sigprocmask(&mut mem, 7, a, 0, 8), Err(Errno::EINVAL));
-        assert_eq!(s.sigprocmask(&mut mem, SIG_BLOCK, a, 0, 16), Err(Errno::EINVAL));
+        assert_eq!(s.sigprocmask(&mem, 7, a, 0, 8), Err(Errno::EINVAL));
+        assert_eq!(s.sigprocmask(&mem, SIG_BLOCK, a, 0, 16), Err(Errno::EINVAL));
         signals::set_host_mask(before);
     }
 
     #[test]
     fn altstack_is_recorded_and_reports_onstack() {
-        let (mut mem, a) = scratch();
+        let (mem, a) = scratch();
         let mut s = Signals::default();
-        assert_eq!(s.sigaltstack(&mut mem, 0, a, 0x1000), Ok(0));
+        assert_eq!(s.sigaltstack(&mem, 0, a, 0x1000), Ok(0));
         assert_eq!(read_words::<3>(&mem, a).unwrap(), [0, SS_DISABLE, 0]);
-        write_words(&mut mem, a, &[0x7000_0000, 0, 1 << 16]).unwrap();
-        assert_eq!(s.sigaltstack(&mut mem, a, a + 32, 0x1000), Ok(0));
-        assert_eq!(s.sigaltstack(&mut mem, 0, a + 32, 0x1000), Ok(0));
+        write_words(&mem, a, &[0x7000_0000, 0, 1 << 16]).unwrap();
+        assert_eq!(s.sigaltstack(&mem, a, a + 32, 0x1000), Ok(0));
+        assert_eq!(s.sigaltstack(&mem, 0, a + 32, 0x1000), Ok(0));
         assert_eq!(read_words::<3>(&mem, a + 32).unwrap(), [0x7000_0000, 0, 1 << 16]);
-        assert_eq!(s.sigaltstack(&mut mem, 0, a + 32, 0x7000_0100), Ok(0));
+        assert_eq!(s.sigaltstack(&mem, 0, a + 32, 0x7000_0100), Ok(0));
         assert_eq!(read_words::<3>(&mem, a + 32).unwrap(), [0x7000_0000, SS_ONSTACK, 1 << 16]);
-        assert_eq!(s.sigaltstack(&mut mem, a, 0, 0x7000_0100), Err(Errno(libc::EPERM)), "on it");
-        write_words(&mut mem, a, &[0x7000_0000, 0, 100]).unwrap();
-        assert_eq!(s.sigaltstack(&mut mem, a, 0, 0x1000), Err(Errno(libc::ENOMEM)));
+        assert_eq!(s.sigaltstack(&mem, a, 0, 0x7000_0100), Err(Errno(libc::EPERM)), "on it");
+        write_words(&mem, a, &[0x7000_0000, 0, 100]).unwrap();
+        assert_eq!(s.sigaltstack(&mem, a, 0, 0x1000), Err(Errno(libc::ENOMEM)));
     }
 
     /// The frame rules of arch/x86/kernel/signal.c (red zone, alignment,
@@ -756,7 +789,7 @@ mod tests {
         let host_mask = signals::host_mask();
         p.signals.mask = 0;
         let (usr1, usr2) = (libc::SIGUSR1 as u64, libc::SIGUSR2 as u64);
-        p.signals.actions[(usr1 - 1) as usize] = [0x40_1000, SA_RESTORER | 4, 0x40_2000, bit(usr2)];
+        p.signals.actions.set((usr1 - 1) as usize, [0x40_1000, SA_RESTORER | 4, 0x40_2000, bit(usr2)]);
         let mut s = GuestState { rip: 0x40_0123, ..GuestState::default() };
         for (i, g) in s.gpr.iter_mut().enumerate() {
             *g = 0x1000 + i as u64;
