@@ -839,7 +839,7 @@ mod tests {
     fn builtin_default_and_named_files() {
         let d = builtin_default();
         assert_eq!(d.backend, Backend::Jit);
-        assert_eq!(d.memory_model, MemoryModelSetting::Plain);
+        assert_eq!(d.memory_model, MemoryModelSetting::Auto);
         assert_eq!(d.cpu_level, CpuLevel::V1);
         assert_eq!(d.verify, None);
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");
