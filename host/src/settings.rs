@@ -72,8 +72,6 @@ pub struct Settings {
     /// The policy's file; `None` for the built-in default.
     pub policy_file: Option<PathBuf>,
     pub policy_origin: Origin,
-    /// Every `--set` applied, in order, with its origin.
-    pub sets: Vec<(String, Origin)>,
     /// Variables the rules add to the guest's environment (those not
     /// already in it), with their origin.
     pub env: BTreeMap<String, (String, Origin)>,
@@ -173,12 +171,11 @@ pub fn resolve(request: &Request<'_>) -> Result<Settings, SettingsError> {
         Some(file) => policy::load(file, request.program.unwrap_or(Path::new("")), request.args)?,
         None => policy::builtin_default(),
     };
-    let mut sets = Vec::new();
     let mut env = BTreeMap::new();
     for a in &applied {
         for set in &a.rule.set {
-            policy.apply_set(set).map_err(|error| SettingsError::RuleSet { rule: a.describe(), error })?;
-            sets.push((set.clone(), Origin::Rule(a.describe())));
+            let rule = a.describe();
+            policy.apply_set(set, Some(&rule)).map_err(|error| SettingsError::RuleSet { rule, error })?;
         }
         for (name, value) in &a.rule.env {
             if std::env::var_os(name).is_none() {
@@ -187,9 +184,8 @@ pub fn resolve(request: &Request<'_>) -> Result<Settings, SettingsError> {
         }
     }
     for set in request.sets {
-        policy.apply_set(set)?;
-        sets.push((set.clone(), Origin::CommandLine));
+        policy.apply_set(set, None)?;
     }
     let rules = applied.iter().map(|a| AppliedRule { rule: a.describe(), reason: a.rule.reason.clone() }).collect();
-    Ok(Settings { policy, policy_file, policy_origin, sets, env, rules })
+    Ok(Settings { policy, policy_file, policy_origin, env, rules })
 }

@@ -257,7 +257,7 @@ pub fn parse(argv: Vec<OsString>, started_by_binfmt: bool) -> Result<Invocation,
     Ok(Invocation::Run { options: cli.options, program: program.into(), args: words.collect() })
 }
 
-/// clap's error as one line: its first line without `error: `, a missing
+/// clap's error as one line: its first paragraph without `error: `, a missing
 /// value worded as `--rootfs needs a DIR`, a missing subcommand by its
 /// usage.
 fn one_line(e: &clap::Error) -> String {
@@ -277,8 +277,11 @@ fn one_line(e: &clap::Error) -> String {
         let usage = text.lines().find_map(|l| l.strip_prefix("Usage: ")).unwrap_or("aarchx <COMMAND>");
         return format!("missing COMMAND: usage: {}", usage.trim());
     }
-    let first = text.lines().next().unwrap_or_default();
-    first.strip_prefix("error: ").unwrap_or(first).to_string()
+    // A message ending in `:` goes on in indented lines (the missing
+    // arguments) up to a blank line.
+    let words: Vec<&str> = text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+    let line = words.join(" ");
+    line.strip_prefix("error: ").unwrap_or(&line).to_string()
 }
 
 /// The clap command, for completions and the man page.

@@ -100,13 +100,8 @@ pub fn show(settings: &Settings, program: Option<&Path>) -> Result<String, RunEr
     for (entry, validated) in p.passes.iter().zip(&passes) {
         let _ = writeln!(out, "  {}", entry.name);
         for (name, value) in &validated.options.0 {
-            let set = settings
-                .sets
-                .iter()
-                .rev()
-                .find(|(s, _)| s.split_once('=').is_some_and(|(k, _)| k == format!("{}.{name}", entry.name)));
-            let origin = match set {
-                Some((s, origin)) => format!("--set {s}, {origin}"),
+            let origin = match entry.source.set_by.get(name) {
+                Some(set) => set.clone(),
                 None if entry.options.contains_key(name) => policy_name.clone(),
                 None => "default".into(),
             };
