@@ -31,6 +31,13 @@
 //! directly (`Some(...)` and `None` are accepted too). `plugins` lists
 //! plugin files whose passes the pass list may name (see docs/plugins.md):
 //! `plugins: [(path: "libmy_pass.so", on_failure: Skip)]`.
+//!
+//! The small tokenizer at the end of this file is not a second RON
+//! parser: it only finds where each pass entry and option key is in the
+//! text, which errors found after parsing (an unknown pass, a bad option)
+//! must name. ron reports positions only for its own syntax errors; its
+//! serde path hands out values without spans, and `ron::Value` drops them
+//! too, so no crate gives these positions.
 
 pub mod lua;
 mod lua_value;
