@@ -11,7 +11,7 @@ use aarchx::binfmt::{self, Places};
 use aarchx::cli::{self, BinfmtCommand, BinfmtTarget, Command, Invocation, PolicyCommand, RunOptions};
 use aarchx::loader::rootfs::Rootfs;
 use aarchx::run::{self, RunError};
-use aarchx::settings::{self, Origin, Request, Settings, SettingsError};
+use aarchx::settings::{self, Origin, Request, SettingsError};
 
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("AARCHX_LOG")
@@ -93,7 +93,7 @@ fn subcommand(command: Command) -> ExitCode {
                 Err(e) => return settings_error(e),
             };
             match cli::show::check(&settings.policy) {
-                Ok(passes) => print_out(&format!("{}: valid: {}\n", policy_name(&settings), passes.join(", "))),
+                Ok(passes) => print_out(&format!("{}: valid: {}\n", settings.policy_name(), passes.join(", "))),
                 Err(e) => fail(&e, e.exit_status()),
             }
         }
@@ -146,10 +146,6 @@ fn binfmt_command(command: BinfmtCommand) -> ExitCode {
 /// `policy show`'s target is a policy file when its name ends in .ron or .lua.
 fn is_policy_file(target: &OsStr) -> bool {
     Path::new(target).extension().is_some_and(|e| e == "ron" || e == "lua")
-}
-
-fn policy_name(settings: &Settings) -> String {
-    settings.policy_file.as_ref().map_or_else(|| "<built-in default policy>".into(), |f| f.display().to_string())
 }
 
 fn print_out(text: &str) -> ExitCode {

@@ -57,7 +57,7 @@ use crate::plugin::{order, OrderError, PassDef, PluginError, Registry};
 
 /// The text of `policies/default.ron`, built in so `aarchx ./prog` works
 /// from any directory.
-const DEFAULT_POLICY: &str = include_str!("../../policies/default.ron");
+pub const DEFAULT_POLICY: &str = include_str!("../../policies/default.ron");
 
 /// The largest policy file read: far beyond any real policy.
 const MAX_POLICY_BYTES: u64 = 1 << 20;

@@ -79,6 +79,13 @@ pub struct Settings {
     pub rules: Vec<AppliedRule>,
 }
 
+impl Settings {
+    /// The policy as messages name it: its file, or the built-in default.
+    pub fn policy_name(&self) -> String {
+        self.policy_file.as_ref().map_or_else(|| "<built-in default policy>".into(), |f| f.display().to_string())
+    }
+}
+
 /// Settings that cannot be resolved; one line each.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {

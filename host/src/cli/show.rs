@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::passes::value_text;
 use crate::plugin::Registry;
-use crate::policy::Policy;
+use crate::policy::{self, Policy};
 use crate::run::RunError;
 use crate::settings::Settings;
 
@@ -20,15 +20,10 @@ pub fn check(policy: &Policy) -> Result<Vec<String>, RunError> {
     Ok(passes.iter().map(|p| p.info.name.clone()).collect())
 }
 
-/// The top-level fields a RON policy file writes; `None` when that cannot
-/// be told (a Lua script computes its table).
-fn fields_given(file: &Path) -> Option<BTreeSet<String>> {
-    if file.extension().is_some_and(|e| e == "lua") {
-        return None;
-    }
-    let text = std::fs::read_to_string(file).ok()?;
+/// The top-level fields a RON policy's `text` writes.
+fn fields_given(text: &str) -> Option<BTreeSet<String>> {
     let options = ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
-    match options.from_str::<ron::Value>(&text).ok()? {
+    match options.from_str::<ron::Value>(text).ok()? {
         ron::Value::Map(map) => Some(
             map.keys()
                 .filter_map(|k| match k {
@@ -48,8 +43,7 @@ fn fields_given(file: &Path) -> Option<BTreeSet<String>> {
 pub fn show(settings: &Settings, program: Option<&Path>) -> Result<String, RunError> {
     let p = &settings.policy;
     let mut out = String::new();
-    let policy_name =
-        settings.policy_file.as_ref().map_or_else(|| "<built-in default policy>".into(), |f| f.display().to_string());
+    let policy_name = settings.policy_name();
     let _ = writeln!(out, "policy: {policy_name}  (from {})", settings.policy_origin);
     if let Some(program) = program {
         let _ = writeln!(out, "program: {}", program.display());
@@ -64,9 +58,12 @@ pub fn show(settings: &Settings, program: Option<&Path>) -> Result<String, RunEr
         }
         out.push('\n');
     }
+    // Which fields the policy writes; `None` when that cannot be told (a
+    // Lua script computes its table).
     let given = match &settings.policy_file {
-        Some(file) => fields_given(file),
-        None => Some(["backend", "memory_model", "tso_vector", "cpu_level", "passes"].map(String::from).into()),
+        Some(file) if file.extension().is_some_and(|e| e == "lua") => None,
+        Some(file) => std::fs::read_to_string(file).ok().and_then(|text| fields_given(&text)),
+        None => fields_given(policy::DEFAULT_POLICY),
     };
     let field_origin = |field: &str| match &given {
         Some(fields) if fields.contains(field) => policy_name.clone(),
