@@ -57,7 +57,8 @@ fn run_program(options: RunOptions, program: &Path, args: &[std::ffi::OsString])
     let relaunch_policy = settings.policy_file.as_deref().filter(|_| settings.policy_origin == Origin::CommandLine);
     aarchx::syscall::init_exec(relaunch_policy, &options.sets);
     for (name, (value, _)) in &settings.env {
-        // The guest's environment is aarchx's; no other thread runs yet.
+        // The guest's environment is aarchx's. The only other thread that
+        // can exist here, a Lua policy's watchdog, never reads it.
         std::env::set_var(name, value);
     }
     let root =
