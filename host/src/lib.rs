@@ -5,7 +5,9 @@
 //! The `aarchx` binary (main.rs) is a thin command line over this library;
 //! the integration tests and the lifter oracle use the library directly.
 
+pub mod binfmt;
 pub mod bounds;
+pub mod cli;
 pub mod counters;
 pub mod cpuid;
 pub mod engine;
@@ -20,7 +22,9 @@ pub mod mem;
 pub mod panics;
 pub mod plugin;
 pub mod policy;
+pub mod programs;
 pub mod run;
+pub mod settings;
 pub mod signal;
 pub mod signals;
 pub mod syscall;

@@ -31,6 +31,13 @@
 //! directly (`Some(...)` and `None` are accepted too). `plugins` lists
 //! plugin files whose passes the pass list may name (see docs/plugins.md):
 //! `plugins: [(path: "libmy_pass.so", on_failure: Skip)]`.
+//!
+//! The small tokenizer at the end of this file is not a second RON
+//! parser: it only finds where each pass entry and option key is in the
+//! text, which errors found after parsing (an unknown pass, a bad option)
+//! must name. ron reports positions only for its own syntax errors; its
+//! serde path hands out values without spans, and `ron::Value` drops them
+//! too, so no crate gives these positions.
 
 pub mod lua;
 mod lua_value;
@@ -50,7 +57,7 @@ use crate::plugin::{order, OrderError, PassDef, PluginError, Registry};
 
 /// The text of `policies/default.ron`, built in so `aarchx ./prog` works
 /// from any directory.
-const DEFAULT_POLICY: &str = include_str!("../../policies/default.ron");
+pub const DEFAULT_POLICY: &str = include_str!("../../policies/default.ron");
 
 /// The largest policy file read: far beyond any real policy.
 const MAX_POLICY_BYTES: u64 = 1 << 20;
@@ -221,6 +228,10 @@ pub struct EntrySource {
     pub at: Option<Location>,
     /// Each option's key.
     pub options: BTreeMap<String, Location>,
+    /// Options a `--set` gave, each with the override and where it came
+    /// from (`--set decode.max_insns=8 (FILE rule 1 (`x`))`), which an
+    /// error in its value names instead of a place in the policy.
+    pub set_by: BTreeMap<String, String>,
 }
 
 /// A line and column in a policy's text, both counted from 1. A Lua
@@ -367,8 +378,9 @@ impl Policy {
     /// Applies a `--set PASS.OPTION=VALUE` override to the pass `PASS` of
     /// the pipeline (every entry of that name). The value is a bool, an
     /// integer or else text; its kind is checked with the other options
-    /// when the policy is validated.
-    pub fn apply_set(&mut self, set: &str) -> Result<(), PolicyError> {
+    /// when the policy is validated, and an error there names the override
+    /// and `from` (where it came from, when not the command line).
+    pub fn apply_set(&mut self, set: &str, from: Option<&str>) -> Result<(), PolicyError> {
         let err = |why: &str| PolicyError::Set { set: set.to_string(), why: why.to_string() };
         let (key, value) = set.split_once('=').ok_or_else(|| err("expected PASS.OPTION=VALUE"))?;
         let (pass, option) = key.split_once('.').ok_or_else(|| err("expected PASS.OPTION=VALUE"))?;
@@ -378,8 +390,13 @@ impl Policy {
             v => v.parse().map_or_else(|_| OptionValue::Str(v.to_string()), OptionValue::Int),
         };
         let mut found = false;
+        let by = match from {
+            Some(from) => format!("--set {set} ({from})"),
+            None => format!("--set {set}"),
+        };
         for entry in self.passes.iter_mut().filter(|e| e.name == pass) {
             entry.options.insert(option.to_string(), value.clone());
+            entry.source.set_by.insert(option.to_string(), by.clone());
             found = true;
         }
         if found {
@@ -427,13 +444,11 @@ impl Policy {
                     }
                     OptionError::Kind { name, .. } => (name, String::new()),
                 };
-                let at = entry.source.options.get(name).copied().or(entry.source.at);
-                PolicyError::PassOption {
-                    at: place(at),
-                    pass: entry.name.clone(),
-                    error: Box::new(error.clone()),
-                    hint,
-                }
+                let at = match entry.source.set_by.get(name) {
+                    Some(set) => Place { origin: set.clone(), at: None },
+                    None => place(entry.source.options.get(name).copied().or(entry.source.at)),
+                };
+                PolicyError::PassOption { at, pass: entry.name.clone(), error: Box::new(error.clone()), hint }
             })?;
             match out.last() {
                 None if info.stage != Stage::Decode => {
@@ -760,7 +775,7 @@ fn locate_entries(text: &str, tokens: &[Token<'_>]) -> Vec<EntrySource> {
     while i < tokens.len() && depths[i] >= list_depth {
         let t = &tokens[i];
         if depths[i] == list_depth && t.kind == Tok::Punct('(') {
-            entries.push(EntrySource { at: Some(loc(t)), options: BTreeMap::new() });
+            entries.push(EntrySource { at: Some(loc(t)), ..EntrySource::default() });
         } else if let Some(entry) = entries.last_mut() {
             if depths[i] == list_depth + 1 && is_field(i, "name") {
                 if let Some(v) = tokens.get(i + 2) {

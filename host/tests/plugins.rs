@@ -333,3 +333,24 @@ fn verify_mode_catches_a_pass_that_computes_the_wrong_thing() {
         assert!(err.contains(part), "no `{part}` in: {err}");
     }
 }
+
+#[test]
+fn passes_lists_a_policys_plugin_passes_with_their_options() {
+    let policy = policy(
+        "passes-listing",
+        &[Load(&plugin("nop-counter"), "Abort")],
+        &[r#"(name: "decode")"#, r#"(name: "dce")"#],
+    );
+    let o = run(&mut aarchx(&["passes", "--policy", policy.to_str().expect("UTF-8 path")]));
+    assert_eq!(o.code, Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let header = format!("nop-counter  (transform stage, plugin {})", file(&plugin("nop-counter")));
+    assert!(text.contains(&header), "no `{header}` in:\n{text}");
+    for line in
+        ["    runs before: memory-order", "    runs after: decode", "    report (bool, default true): print the totals"]
+    {
+        assert!(text.contains(line), "no `{line}` in:\n{text}");
+    }
+    // The built-in passes are listed too.
+    assert!(text.contains("decode  (decode stage, built in)"), "{text}");
+}

@@ -6,6 +6,8 @@
 use std::collections::BTreeMap;
 
 use aarchx_pass::Stage;
+use petgraph::algo::{astar, toposort};
+use petgraph::graphmap::DiGraphMap;
 
 /// A policy's pass list that breaks an ordering constraint.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -84,45 +86,20 @@ pub fn check(passes: &[Entry<'_>]) -> Result<(), OrderError> {
 }
 
 /// A cycle of the "runs before" graph, as the names along it with the first
-/// repeated at the end; depth-first search (the graphs are tiny).
+/// repeated at the end, starting at its least name (so the message does
+/// not depend on the search). petgraph's topological sort finds a pass on
+/// a cycle; the shortest way back to it from one of its successors closes
+/// the cycle.
 fn find_cycle(edges: &[Edge<'_>]) -> Option<Vec<String>> {
-    let mut next: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for e in edges {
-        next.entry(e.first).or_default().push(e.then);
-    }
-    let mut done: Vec<&str> = Vec::new();
-    for &start in next.keys() {
-        let mut path = Vec::new();
-        if let Some(c) = visit(start, &next, &mut path, &mut done) {
-            return Some(c);
-        }
-    }
-    None
-}
-
-fn visit<'a>(
-    node: &'a str,
-    next: &BTreeMap<&'a str, Vec<&'a str>>,
-    path: &mut Vec<&'a str>,
-    done: &mut Vec<&'a str>,
-) -> Option<Vec<String>> {
-    if let Some(i) = path.iter().position(|n| *n == node) {
-        let mut cycle: Vec<String> = path[i..].iter().map(|n| n.to_string()).collect();
-        cycle.push(node.to_string());
-        return Some(cycle);
-    }
-    if done.contains(&node) {
-        return None;
-    }
-    path.push(node);
-    for &n in next.get(node).into_iter().flatten() {
-        if let Some(c) = visit(n, next, path, done) {
-            return Some(c);
-        }
-    }
-    path.pop();
-    done.push(node);
-    None
+    let graph: DiGraphMap<&str, ()> = DiGraphMap::from_edges(edges.iter().map(|e| (e.first, e.then)));
+    let start = toposort(&graph, None).err()?.node_id();
+    let back = graph.neighbors(start).find_map(|s| astar(&graph, s, |n| n == start, |_| 1, |_| 0))?.1;
+    let mut cycle: Vec<&str> = std::iter::once(start).chain(back).collect();
+    cycle.pop();
+    let least = (0..cycle.len()).min_by_key(|&i| cycle[i]).unwrap_or(0);
+    cycle.rotate_left(least);
+    cycle.push(cycle[0]);
+    Some(cycle.into_iter().map(String::from).collect())
 }
 
 #[cfg(test)]
@@ -177,5 +154,17 @@ mod tests {
         );
         let cyc = [entry("a", Stage::Transform, &b, &none), entry("b", Stage::Transform, &a, &none)];
         assert_eq!(check(&cyc), Err(OrderError::Cycle(vec!["a".into(), "b".into(), "a".into()])));
+        // A pass that must run before itself.
+        let own = [entry("a", Stage::Transform, &a, &none)];
+        assert_eq!(check(&own), Err(OrderError::Cycle(vec!["a".into(), "a".into()])));
+        // A cycle beside passes that are on none.
+        let d = vec!["d".to_string()];
+        let side = [
+            entry("d", Stage::Transform, &none, &none),
+            entry("e", Stage::Transform, &d, &none),
+            entry("c", Stage::Transform, &b, &none),
+            entry("b", Stage::Transform, &c, &none),
+        ];
+        assert_eq!(check(&side), Err(OrderError::Cycle(vec!["b".into(), "c".into(), "b".into()])));
     }
 }

@@ -1,7 +1,9 @@
 //! execve: replacing the guest program. An x86-64 ELF executable (or a
 //! `#!` script whose interpreter is one) re-enters aarchx: the host process
-//! executes the aarchx binary again with the same policy file and guest
-//! root, `--argv0` carrying the argv[0] the guest passed. Anything else (a
+//! executes the aarchx binary again with the command line's policy file
+//! and `--set`s and the same guest root, `--argv0` carrying the argv[0]
+//! the guest passed (a policy from `AARCHX_POLICY` or a per-program rule
+//! is resolved again, for the new program). Anything else (a
 //! native host program, or a script for a native interpreter) is executed
 //! by the host kernel directly, with the guest's argv and envp untouched.
 //!

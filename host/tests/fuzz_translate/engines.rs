@@ -50,7 +50,7 @@ impl Translator {
     pub fn new(t: Translation) -> Translator {
         let mut policy: Policy = policy::builtin_default();
         if t == Translation::Step {
-            policy.apply_set("decode.max_insns=1").expect("the default policy has a decode pass");
+            policy.apply_set("decode.max_insns=1", None).expect("the default policy has a decode pass");
         }
         let registry = Registry::builtin(aarchx_passes::BUILTIN);
         let passes = policy.validate(&registry).unwrap_or_else(|e| panic!("the default policy: {e}"));

@@ -1,0 +1,160 @@
+//! The subcommands (`passes`, `policy check`, `policy show`,
+//! `completions`, `man`) and the rule that tells a subcommand from a
+//! program: their output, their errors (one line, exit status 2), and
+//! `--help` of each.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{aarchx, assert_one_line_error, path_str, run};
+
+/// A temporary folder of this test process.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("aarchx-subcommands-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// `aarchx ARGS` with no per-program rules and no AARCHX_POLICY.
+fn isolated(args: &[&str]) -> std::process::Command {
+    let empty = temp_dir("empty-config");
+    let mut c = aarchx(args);
+    c.env("AARCHX_SYSCONFDIR", &empty).env("XDG_CONFIG_HOME", &empty).env_remove("AARCHX_POLICY");
+    c
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let o = run(&mut isolated(args));
+    assert_eq!(o.code, Some(0), "aarchx {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).expect("UTF-8 output")
+}
+
+#[test]
+fn passes_lists_every_builtin_pass_with_stage_and_typed_options() {
+    let text = stdout_of(&["passes"]);
+    for pass in ["decode", "state-forward", "store-forward", "const-fold", "cse", "cond-fusion", "dead-flags"] {
+        assert!(text.lines().any(|l| l.starts_with(&format!("{pass}  ("))), "{pass} missing:\n{text}");
+    }
+    for line in [
+        "decode  (decode stage, built in)",
+        "    max_insns (integer, default 64): ",
+        "    follow (bool, default true): ",
+        "dead-flags  (transform stage, built in)",
+        "    lookahead (integer, default 16): ",
+        "memory-order  (lowering stage, built in)",
+    ] {
+        assert!(text.contains(line), "no `{line}` in:\n{text}");
+    }
+}
+
+#[test]
+fn policy_check_accepts_a_valid_policy_and_names_the_line_of_a_mistake() {
+    let text = stdout_of(&["policy", "check", "ordered"]);
+    assert!(text.ends_with("policies/ordered.ron: valid: decode, state-forward, store-forward, const-fold, cse, cond-fusion, dead-flags, sink, dce, memory-order\n"), "{text}");
+    let bad = temp_dir("check").join("bad.ron");
+    std::fs::write(
+        &bad,
+        "(\n  passes: [\n    (name: \"decode\"),\n    (name: \"dce\", options: { \"x\": 1 }),\n  ],\n)\n",
+    )
+    .expect("write");
+    let o = run(&mut isolated(&["policy", "check", path_str(&bad)]));
+    assert_one_line_error(&o, 2, &["bad.ron:4:", "pass `dce`: unknown option `x`"]);
+    let o = run(&mut isolated(&["policy", "check", "no-such-policy"]));
+    assert_one_line_error(&o, 2, &["policy `no-such-policy`", "not found", "no-such-policy.ron"]);
+}
+
+#[test]
+fn policy_show_tells_where_each_value_came_from() {
+    let dir = temp_dir("show");
+    let file = dir.join("small.ron");
+    std::fs::write(&file, "(\n  memory_model: Ordered,\n  passes: [(name: \"decode\", options: { \"follow\": false }), (name: \"dce\")],\n)\n")
+        .expect("write");
+    let name = path_str(&file);
+    let text = stdout_of(&["policy", "show", "--set", "decode.max_insns=7", name]);
+    for line in [
+        format!("policy: {name}  (from command line)"),
+        format!("memory_model: Ordered  ({name})"),
+        "backend: Jit  (default)".to_string(),
+        format!("passes:  ({name})"),
+        format!("    follow = false  ({name})"),
+        "    max_insns = 7  (--set decode.max_insns=7)".to_string(),
+    ] {
+        assert!(text.lines().any(|l| l == line), "no line `{line}` in:\n{text}");
+    }
+    let o = run(&mut isolated(&["policy", "show", "--set", "decode.max_insns=many", name]));
+    assert_one_line_error(&o, 2, &["max_insns", "integer"]);
+}
+
+#[test]
+fn completions_for_bash_zsh_and_fish_name_the_subcommands() {
+    for (shell, marker, option) in [
+        ("bash", "complete -F", "--rootfs"),
+        ("zsh", "#compdef aarchx", "--rootfs"),
+        ("fish", "complete -c aarchx", "-l rootfs"),
+    ] {
+        let text = stdout_of(&["completions", shell]);
+        assert!(text.contains(marker), "{shell}: no `{marker}`");
+        for word in ["passes", "policy", "binfmt", option] {
+            assert!(text.contains(word), "{shell} completion lacks {word}");
+        }
+    }
+    let o = run(&mut isolated(&["completions", "tcsh"]));
+    assert_one_line_error(&o, 2, &["tcsh"]);
+}
+
+#[test]
+fn man_page_is_roff_with_the_options_and_exit_statuses() {
+    let text = stdout_of(&["man"]);
+    assert!(text.starts_with(".ie"), "not roff: {}", &text[..text.len().min(80)]);
+    for word in [".TH aarchx", "\\-\\-policy", "AARCHX_POLICY", "127"] {
+        assert!(text.contains(word), "man page lacks {word}");
+    }
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    for args in [
+        &["passes", "--help"][..],
+        &["policy", "--help"],
+        &["policy", "check", "--help"],
+        &["policy", "show", "--help"],
+        &["binfmt", "--help"],
+        &["binfmt", "install", "--help"],
+        &["completions", "--help"],
+    ] {
+        let text = stdout_of(args);
+        assert!(text.contains("Usage: aarchx "), "{args:?}: {text}");
+    }
+    assert!(stdout_of(&["binfmt", "install", "--help"]).contains("--force"));
+}
+
+#[test]
+fn usage_mistakes_are_one_line_and_2() {
+    let o = run(&mut isolated(&["policy"]));
+    assert_one_line_error(&o, 2, &["missing COMMAND", "aarchx policy <COMMAND>"]);
+    let o = run(&mut isolated(&["passes", "--frob"]));
+    assert_one_line_error(&o, 2, &["--frob"]);
+    let o = run(&mut isolated(&["policy", "check"]));
+    assert_one_line_error(&o, 2, &["<FILE>"]);
+    let o = run(&mut isolated(&["--policy"]));
+    assert_one_line_error(&o, 2, &["--policy needs a FILE"]);
+    let o = run(&mut isolated(&[]));
+    assert_one_line_error(&o, 2, &["missing PROGRAM"]);
+}
+
+#[test]
+fn a_program_named_like_a_subcommand_runs_by_path_or_after_dashes() {
+    let dir = temp_dir("named");
+    let prog = dir.join("passes");
+    std::fs::copy(common::guest_dir().join("static/argv"), &prog).expect("copy argv");
+    let native = run(std::process::Command::new(&prog).arg("--policy"));
+    assert!(String::from_utf8_lossy(&native.stdout).contains("argv[1]=\"--policy\""));
+    // `./passes` by path, from its folder, and `-- passes`: the program,
+    // with `--policy` its own argument.
+    assert_eq!(run(isolated(&["./passes", "--policy"]).current_dir(&dir)), native);
+    assert_eq!(run(isolated(&["--", "passes", "--policy"]).current_dir(&dir)), native);
+    // Without either, it is the subcommand.
+    let o = run(isolated(&["passes"]).current_dir(&dir));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("decode  (decode stage, built in)"));
+}
