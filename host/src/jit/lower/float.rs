@@ -124,16 +124,14 @@ impl Lowerer<'_> {
             // returned for a NaN first); a NaN is returned as it is.
             if ty == Type::F32 {
                 a64!(self.ops
-                    ; movz W(T0), #0x3f80, lsl #16
-                    ; fmov S(VT0), W(T0)
+                    ; fmov S(VT0), #1.0
                     ; fmul S(VT0), S(r), S(VT0)
                     ; fcmp S(r), S(r)
                     ; fcsel S(r), S(VT0), S(r), vc
                 );
             } else {
                 a64!(self.ops
-                    ; movz X(T0), #0x3ff0, lsl #48
-                    ; fmov D(VT0), X(T0)
+                    ; fmov D(VT0), #1.0
                     ; fmul D(VT0), D(r), D(VT0)
                     ; fcmp D(r), D(r)
                     ; fcsel D(r), D(VT0), D(r), vc
@@ -180,9 +178,9 @@ impl Lowerer<'_> {
         if matches!(d.op, Opcode::Fmin | Opcode::Fmax) {
             // As for scalars: the lanes that are not NaN times one.
             if ty.lane_bits() == 32 {
-                a64!(self.ops; movz W(T0), #0x3f80, lsl #16; dup V(VT0).S4, W(T0));
+                a64!(self.ops; fmov V(VT0).S4, #1.0);
             } else {
-                a64!(self.ops; movz X(T0), #0x3ff0, lsl #48; dup V(VT0).D2, X(T0));
+                a64!(self.ops; fmov V(VT0).D2, #1.0);
             }
             vfp3!(self, ty, fmul, VT0, r, VT0);
             vfp3!(self, ty, fcmeq, VT1, r, r);
