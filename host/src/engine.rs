@@ -40,8 +40,8 @@ pub struct FenvRuns {
 
 impl FenvRuns {
     #[cfg(target_arch = "aarch64")]
-    fn note(&mut self, state: &GuestState, on_jit: bool) {
-        if state.mxcsr & !GuestState::MXCSR_FLAGS != GuestState::MXCSR_DEFAULT {
+    fn note(&mut self, mxcsr: u32, on_jit: bool) {
+        if mxcsr & !GuestState::MXCSR_FLAGS != GuestState::MXCSR_DEFAULT {
             if on_jit {
                 self.jit += 1;
             } else {
@@ -110,14 +110,14 @@ impl Engine {
             // runs again, through the trampoline that sets FPCR from it.
             #[cfg(target_arch = "aarch64")]
             Engine::Jit { fenv, .. } if !jit_runs_under(state.mxcsr) => {
-                fenv.note(state, false);
+                fenv.note(state.mxcsr, false);
                 Ok(interp::run_region(region, state, &mut process.mem))
             }
             #[cfg(target_arch = "aarch64")]
             Engine::Jit { jit, declined, lowering, fenv } => {
-                let before = *state;
+                let mxcsr = state.mxcsr;
                 let (exit, on_jit) = run_jit(jit, declined, lowering, region, state, process)?;
-                fenv.note(&before, on_jit);
+                fenv.note(mxcsr, on_jit);
                 Ok(exit)
             }
         }

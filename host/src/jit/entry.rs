@@ -27,8 +27,11 @@ use aarchx_ir::GuestState;
 
 use super::cache::CodeCache;
 use super::context::{JitContext, OFF_BUDGET, OFF_ENTRY_SP};
-use super::lower::{fpsr_flags, FPCR, FPSR, OFF_MXCSR};
+use super::lower::{fpsr_flags, FPSR, OFF_MXCSR};
 use super::regs::{PINNED, SPILL_AREA, STATE_REG};
+
+/// The system register FPCR (S3_3_C4_C4_0) as `mrs`/`msr` encode it.
+const FPCR: u32 = 0x5a20;
 
 type EnterFn = unsafe extern "C" fn(*mut GuestState, *mut JitContext, usize) -> u64;
 

@@ -80,9 +80,6 @@ pub enum Decline {
 /// The system register FPSR (S3_3_C4_C4_1) as `mrs`/`msr` encode it, and
 /// its Invalid Operation cumulative bit.
 pub(crate) const FPSR: u32 = 0x5a21;
-/// The system register FPCR (S3_3_C4_C4_0), whose rounding mode and FZ
-/// the entry trampoline sets from MXCSR.
-pub(crate) const FPCR: u32 = 0x5a20;
 const FPSR_IOC: u32 = 0;
 pub(crate) const OFF_MXCSR: u32 = aarchx_ir::GuestState::OFFSET_MXCSR as u32;
 
