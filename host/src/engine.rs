@@ -1,7 +1,8 @@
 //! The executors behind one interface: the IR interpreter everywhere, and
 //! on aarch64 hosts the JIT, which falls back to the interpreter for any
-//! region it declines and for every region while MXCSR is not the
-//! default, and runs a region journaled for verify mode.
+//! region it declines and for every region while MXCSR asks for what
+//! arm64 cannot do exactly (see [`jit_runs_under`]), and runs a region
+//! journaled for verify mode.
 
 #[cfg(target_arch = "aarch64")]
 use std::collections::HashSet;
@@ -15,10 +16,42 @@ use crate::policy::Backend;
 use crate::syscall::Process;
 use crate::verify::Run;
 
-/// MXCSR's control bits (masks, rounding, FTZ, DAZ), which translated
-/// code runs under only when they are `GuestState::MXCSR_DEFAULT`'s.
-#[cfg(target_arch = "aarch64")]
-const MXCSR_CONTROL: u32 = 0xffc0;
+/// Whether translated code runs under `mxcsr`: every exception masked
+/// (an unmasked one traps exactly on the interpreter, see `run.rs`), any
+/// rounding mode, and FTZ and DAZ both clear or both set. The entry
+/// trampoline sets FPCR's rounding mode and FZ from it (`jit::entry`);
+/// arm64's FZ flushes operands and results together, so FTZ alone or DAZ
+/// alone stays on the interpreter.
+pub fn jit_runs_under(mxcsr: u32) -> bool {
+    const MASKS: u32 = 0x1f80;
+    const DAZ: u32 = 1 << 6;
+    const FTZ: u32 = 1 << 15;
+    mxcsr & MASKS == MASKS && (mxcsr & DAZ == 0) == (mxcsr & FTZ == 0)
+}
+
+/// How many region executions each executor took while MXCSR's control
+/// bits were not the default, for the stats line: what shows that
+/// `-Ofast` and `fesetround` programs run translated code.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FenvRuns {
+    /// Entries into translated code (a chained run counts once).
+    pub jit: u64,
+    /// Regions the interpreter ran.
+    pub interp: u64,
+}
+
+impl FenvRuns {
+    #[cfg(target_arch = "aarch64")]
+    fn note(&mut self, mxcsr: u32, on_jit: bool) {
+        if mxcsr & !GuestState::MXCSR_FLAGS != GuestState::MXCSR_DEFAULT {
+            if on_jit {
+                self.jit += 1;
+            } else {
+                self.interp += 1;
+            }
+        }
+    }
+}
 
 /// How translated regions are executed.
 pub enum Engine {
@@ -29,6 +62,7 @@ pub enum Engine {
         declined: HashSet<u64>,
         /// Time spent lowering regions to arm64.
         lowering: std::time::Duration,
+        fenv: FenvRuns,
     },
 }
 
@@ -51,6 +85,7 @@ impl Engine {
                 jit: crate::jit::Jit::new().map_err(|e| EngineError::Setup(e.to_string()))?,
                 declined: HashSet::new(),
                 lowering: std::time::Duration::ZERO,
+                fenv: FenvRuns::default(),
             }),
             #[cfg(not(target_arch = "aarch64"))]
             Backend::Jit => {
@@ -76,16 +111,21 @@ impl Engine {
     ) -> Result<RegionExit, EngineError> {
         match self {
             Engine::Interp => Ok(interp::run_region(region, state, &mut GuestAccess)),
-            // Translated code runs under the default MXCSR only (its float
-            // ops round to nearest, never flush nor trap; see `Opcode::
-            // uses_mxcsr`): MXCSR changes only at an `exit fenv` or in the
-            // runtime (signal frames), both of which come back here.
+            // MXCSR changes only at an `exit fenv` or in the runtime (signal
+            // frames), both of which come back here before translated code
+            // runs again, through the trampoline that sets FPCR from it.
             #[cfg(target_arch = "aarch64")]
-            Engine::Jit { .. } if state.mxcsr & MXCSR_CONTROL != GuestState::MXCSR_DEFAULT => {
+            Engine::Jit { fenv, .. } if !jit_runs_under(state.mxcsr) => {
+                fenv.note(state.mxcsr, false);
                 Ok(interp::run_region(region, state, &mut GuestAccess))
             }
             #[cfg(target_arch = "aarch64")]
-            Engine::Jit { jit, declined, lowering } => run_jit(jit, declined, lowering, region, state, process),
+            Engine::Jit { jit, declined, lowering, fenv } => {
+                let mxcsr = state.mxcsr;
+                let (exit, on_jit) = run_jit(jit, declined, lowering, region, state, process)?;
+                fenv.note(mxcsr, on_jit);
+                Ok(exit)
+            }
         }
     }
 
@@ -109,6 +149,15 @@ impl Engine {
             Engine::Interp => None,
             #[cfg(target_arch = "aarch64")]
             Engine::Jit { jit, .. } => Some(jit.code_bytes()),
+        }
+    }
+
+    /// Region executions under a non-default MXCSR, when the JIT runs.
+    pub fn fenv_runs(&self) -> Option<FenvRuns> {
+        match self {
+            Engine::Interp => None,
+            #[cfg(target_arch = "aarch64")]
+            Engine::Jit { fenv, .. } => Some(*fenv),
         }
     }
 
@@ -140,7 +189,8 @@ pub enum Journaled {
     /// The run faulted: its state is not exact, its stores are undone, and
     /// its instrumentation counted the instructions up to the fault.
     Faulted,
-    /// No JIT, the JIT declined the region, or MXCSR is not the default.
+    /// No JIT, the JIT declined the region, or MXCSR keeps translated code
+    /// off (see [`jit_runs_under`]).
     NotRun,
 }
 
@@ -150,9 +200,8 @@ fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState)
     use crate::machine::Machine;
     use aarchx_ir::Type;
 
-    if start.mxcsr & MXCSR_CONTROL != GuestState::MXCSR_DEFAULT {
-        // As in `Engine::execute`: translated code runs under the default
-        // MXCSR only.
+    if !jit_runs_under(start.mxcsr) {
+        // As in `Engine::execute`.
         return Journaled::NotRun;
     }
     let journaled = CompileOptions { journal: true };
@@ -198,6 +247,8 @@ fn helpers_store(region: &Region) -> bool {
     })
 }
 
+/// Runs `region` on the JIT, or on the interpreter when the JIT declines
+/// it: its exit, and whether translated code ran.
 #[cfg(target_arch = "aarch64")]
 fn run_jit(
     jit: &mut crate::jit::Jit,
@@ -206,13 +257,13 @@ fn run_jit(
     region: &Region,
     state: &mut GuestState,
     process: &mut Process,
-) -> Result<RegionExit, EngineError> {
+) -> Result<(RegionExit, bool), EngineError> {
     use crate::jit::{CompileOptions, Decline};
     use crate::machine::Machine;
 
     let rip = state.rip;
     // While the guest handles memory faults, a faulting run is replayed on
-    // the interpreter from the region's entry (see `run.rs`): its stores
+    // the interpreter from the region's entry (below): its stores
     // are journaled so that they can be undone first, and a region whose
     // runtime helpers store (not journaled) is interpreted.
     let exact = process.catches_memory_faults();
@@ -220,7 +271,7 @@ fn run_jit(
     let block = match jit.lookup_with(rip, options) {
         Some(b) => b,
         None if declined.contains(&rip) || (exact && helpers_store(region)) => {
-            return Ok(interp::run_region(region, state, &mut GuestAccess))
+            return Ok((interp::run_region(region, state, &mut GuestAccess), false))
         }
         None => {
             // Whether a `probe_indirect` may leave for this block without
@@ -241,7 +292,7 @@ fn run_jit(
                     tracing::debug!(rip = format_args!("{rip:#x}"), ?why, "JIT declined the region; interpreting it");
                     crate::bounds::make_room(declined);
                     declined.insert(rip);
-                    return Ok(interp::run_region(region, state, &mut GuestAccess));
+                    return Ok((interp::run_region(region, state, &mut GuestAccess), false));
                 }
             }
         }
@@ -260,12 +311,12 @@ fn run_jit(
         // already (instrumentation).
         crate::jit::journal::undo(jit.journal());
         *state = entry;
-        return Ok(crate::counters::muted(|| interp::run_region(region, state, &mut GuestAccess)));
+        return Ok((crate::counters::muted(|| interp::run_region(region, state, &mut GuestAccess)), true));
     }
     if let Some(stub) = out.chain {
         if let Some(target) = jit.lookup(state.rip) {
             jit.link(stub, target);
         }
     }
-    Ok(out.exit)
+    Ok((out.exit, true))
 }

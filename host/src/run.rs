@@ -486,6 +486,10 @@ fn report_summary(verifier: Option<&Verifier>, engine: &Engine, pipeline: &mut P
     for (name, time) in pipeline.times() {
         stats.push_str(&format!(" ns.{name}={}", time.as_nanos()));
     }
+    stats.push_str(&format!(" interp_insns={}", crate::interp::insns_run()));
+    if let Some(fenv) = engine.fenv_runs() {
+        stats.push_str(&format!(" fenv_jit_runs={} fenv_interp_runs={}", fenv.jit, fenv.interp));
+    }
     if let Some(time) = engine.lowering_time() {
         stats.push_str(&format!(" ns.jit-lowering={}", time.as_nanos()));
     }

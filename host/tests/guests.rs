@@ -123,3 +123,32 @@ fn guests_match_native_under_the_jit_with_ordered_memory() {
 fn guests_match_native_in_verify_mode() {
     check_arm64("verify mode", "verify.ron", &["static", "dyn"]);
 }
+
+/// The value of `name=N` in the `aarchx-stats:` line of `stderr`.
+fn stat(stderr: &[u8], name: &str) -> u64 {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text.lines().find(|l| l.starts_with("aarchx-stats: ")).unwrap_or_else(|| panic!("no stats in:\n{text}"));
+    let field = line.split(' ').find_map(|f| f.strip_prefix(&format!("{name}=")[..]));
+    field.and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("no {name} in: {line}"))
+}
+
+/// The programs that change MXCSR to what arm64 does exactly (any
+/// rounding mode, FTZ with DAZ as `-Ofast` sets them) run translated code
+/// under it, not the interpreter: the guest tests above show their output
+/// is the native one, this that the JIT produced it.
+#[test]
+fn rounding_modes_and_ftz_with_daz_run_on_the_jit() {
+    let Some((prefix, _)) = arm64_prefix("the JIT under MXCSR") else { return };
+    for name in ["fenv_fastmath", "fenv_round"] {
+        let prog = guest_dir().join("static").join(name);
+        let mut cmd = Command::new(&prefix[0]);
+        cmd.args(&prefix[1..]).arg(&prog).env("AARCHX_STATS", "1");
+        let out = run(&mut cmd);
+        assert_eq!(out.code, Some(0), "{name}: {}", describe(&out));
+        let (jit, interp) = (stat(&out.stderr, "fenv_jit_runs"), stat(&out.stderr, "fenv_interp_runs"));
+        assert!(
+            jit > 0 && interp == 0,
+            "{name} under a non-default MXCSR: {jit} JIT runs, {interp} interpreted regions"
+        );
+    }
+}

@@ -71,7 +71,7 @@ const NOT_COMPARABLE: [&str; 13] = [
 /// valgrind models neither MXCSR's rounding modes, FTZ, DAZ and unmasked
 /// exceptions (the `fenv_*` programs) nor the kernel's own answers to bad
 /// pointers, which it checks itself (`syscall_badptr`).
-const NOT_UNDER_VALGRIND: [&str; 11] = [
+const NOT_UNDER_VALGRIND: [&str; 12] = [
     "longdouble",
     "sig_precise",
     "sig_rmw_fault",
@@ -82,6 +82,7 @@ const NOT_UNDER_VALGRIND: [&str; 11] = [
     "fenv_trap",
     "fenv_gp",
     "fenv_x87_pending",
+    "fenv_fastmath",
     "syscall_badptr",
 ];
 

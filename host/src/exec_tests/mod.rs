@@ -12,11 +12,13 @@
 //!
 //! - [`int`]: scalar integer ops, compares, width changes, i128.
 //! - [`float`]: scalar and vector float ops with x86 NaN rules.
+//! - [`fenv`]: float ops under each rounding mode and FTZ with DAZ.
 //! - [`vector`]: integer vector lanes, shuffles, packs and lane moves.
 //! - [`regions`]: whole regions: control flow, memory, atomics, state.
 //! - [`count`]: instrumentation counters.
 
 mod count;
+mod fenv;
 mod float;
 mod int;
 mod regions;
@@ -255,7 +257,22 @@ pub fn state_with(regs: &[(&str, u128)]) -> GuestState {
 /// named registers set, through [`check`], and returns the value its last
 /// instruction defines (an i1 as 0 or 1).
 pub fn eval(regs: &[(&str, u128)], body: &str) -> u128 {
+    eval_from(&state_with(regs), body)
+}
+
+/// As [`eval`], from `state`.
+pub fn eval_from(state: &GuestState, body: &str) -> u128 {
     let mut mem = GuestMem::new();
+    let (r, ty) = storing_last(body, &mem);
+    let out = check(&r, state, &mut mem);
+    assert_eq!(out.exit, RegionExit::Jump { kind: ExitKind::Jump });
+    mem.read(0, (ty.bits() / 8) as usize)
+}
+
+/// The region of `body` that stores the value of its last instruction (an
+/// i1 as a byte, 0 or 1) at the start of `mem` and exits, and that
+/// value's type as stored.
+pub fn storing_last(body: &str, mem: &GuestMem) -> (Region, Type) {
     let mut r = parse(&format!("region 0x1000\nblock0:\n{body}\n")).expect("the fixture parses");
     let mut result = Value(r.insts.len() as u32 - 1);
     let mut ty = r.value_type(result);
@@ -268,9 +285,7 @@ pub fn eval(regs: &[(&str, u128)], body: &str) -> u128 {
     b.store(ty, addr, result);
     b.exit(ExitKind::Jump, 0);
     verify(&r).unwrap_or_else(|e| panic!("fixture verifies: {e}\n{body}"));
-    let out = check(&r, &state_with(regs), &mut mem);
-    assert_eq!(out.exit, RegionExit::Jump { kind: ExitKind::Jump });
-    mem.read(0, (ty.bits() / 8) as usize)
+    (r, ty)
 }
 
 /// The vector whose lanes of `bits` bits are `lanes`, lane 0 first (test

@@ -33,6 +33,15 @@ thread_local! {
     static SCRATCH: Cell<Vec<u128>> = const { Cell::new(Vec::new()) };
     /// The undo log of the last run on this thread, kept for its allocation.
     static UNDO: Cell<Vec<(Reg, u128)>> = const { Cell::new(Vec::new()) };
+    /// Guest instructions this thread's interpreter has started (for the
+    /// stats line: what share of a program ran interpreted).
+    static INSNS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Guest instructions the interpreter has started on this thread: their
+/// `insn` marks it reached.
+pub fn insns_run() -> u64 {
+    INSNS.get()
 }
 
 /// Runs `region` from block0 until it exits or traps. Loads and stores go
@@ -69,7 +78,10 @@ fn run_blocks<M: Machine>(
         for &v in body {
             let d = region.inst(v);
             match d.op {
-                Opcode::Insn => undo.clear(),
+                Opcode::Insn => {
+                    undo.clear();
+                    INSNS.set(INSNS.get() + 1);
+                }
                 Opcode::Set => undo.push((d.reg(), state.get(d.reg()))),
                 _ => {}
             }

@@ -6,21 +6,22 @@
 //! blocks' value slots, records the stack pointer in the context's
 //! `entry_sp` (where a guest fault re-enters the exit sequence), pins
 //! `state` in x28 and `ctx` in x27, loads the chain budget into x26 and
-//! the pinned guest registers from the state, clears FPSR's cumulative
-//! float flags, and branches to `code`.
+//! the pinned guest registers from the state, sets FPCR from the state's
+//! MXCSR (see [`guest_fpcr`]), clears FPSR's cumulative float flags, and
+//! branches to `code`.
 //! Translated blocks never return with `ret`: each one ends by branching
 //! to the trampoline's exit sequence with its exit code in x0 and the
 //! stack pointer back where the block found it; the exit sequence stores
 //! the pinned guest registers back into the state, ORs the float flags
 //! FPSR gathered into its MXCSR (see `lower::fpsr_flags`), restores the
-//! registers and returns to Rust. A guest fault enters the exit sequence
+//! host's FPCR and the registers and returns to Rust. A guest fault enters the exit sequence
 //! past the stores (the fault exit): the pinned registers may hold
 //! anything by then, and the engine restores the state it saved.
 //!
 //! The registers it pins are declared in [`super::regs`].
 
 use dynasmrt::aarch64::Aarch64Relocation;
-use dynasmrt::{dynasm, DynasmApi, VecAssembler};
+use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi, VecAssembler};
 
 use aarchx_ir::GuestState;
 
@@ -29,6 +30,9 @@ use super::context::{JitContext, OFF_BUDGET, OFF_ENTRY_SP};
 use super::lower::{fpsr_flags, FPSR, OFF_MXCSR};
 use super::regs::{PINNED, SPILL_AREA, STATE_REG};
 use crate::thread::{CodeRun, Fixup};
+
+/// The system register FPCR (S3_3_C4_C4_0) as `mrs`/`msr` encode it.
+const FPCR: u32 = 0x5a20;
 
 type EnterFn = unsafe extern "C" fn(*mut GuestState, *mut JitContext, usize) -> u64;
 
@@ -43,6 +47,36 @@ pub struct Trampoline {
     cache: std::ops::Range<usize>,
     /// Where the blocks start in it: past the trampoline.
     blocks: usize,
+}
+
+/// Emits the switch of FPCR from the host's to the guest's: its
+/// rounding mode from MXCSR.RC and its FZ from MXCSR.FTZ, the rest kept.
+/// x86's RC is nearest, down, up, toward zero; arm64's RMode is nearest,
+/// up (RP), down (RM), toward zero: the two bits swap. The dispatcher
+/// runs translated code only while FTZ and DAZ are equal and every
+/// exception is masked (`crate::engine::jit_runs_under`): FZ flushes
+/// denormal operands and results alike, which is x86's FTZ with DAZ.
+/// MXCSR cannot change while translated code runs (`ldmxcsr` and
+/// `fxrstor` end their region with `exit fenv`, never chained), so the
+/// mode holds for every block the run reaches. Clobbers x9-x12; writes
+/// FPCR only when the mode differs from the host's.
+fn guest_fpcr(ops: &mut VecAssembler<Aarch64Relocation>) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; mrs x9, #FPCR
+        ; ldr w10, [X(STATE_REG), #OFF_MXCSR]
+        ; ubfx w11, w10, #13, #2
+        ; rbit w11, w11
+        ; lsr w11, w11, #30
+        ; ubfx w12, w10, #15, #1
+        ; orr w11, w11, w12, lsl #2
+        ; mov x12, x9
+        ; bfi x12, x11, #22, #3
+        ; cmp x12, x9
+        ; b.eq >same
+        ; msr #FPCR, x12
+        ; same:
+    );
 }
 
 impl Trampoline {
@@ -63,6 +97,8 @@ impl Trampoline {
             ; stp d10, d11, [sp, #-16]!
             ; stp d12, d13, [sp, #-16]!
             ; stp d14, d15, [sp, #-16]!
+            ; mrs x9, #FPCR
+            ; stp x9, xzr, [sp, #-16]!
             ; sub sp, sp, #SPILL_AREA
             ; mov x28, x0
             ; mov x27, x1
@@ -74,6 +110,7 @@ impl Trampoline {
             let off = GuestState::offset_of(reg) as u32;
             dynasm!(ops; .arch aarch64; ldr X(host), [X(STATE_REG), #off]);
         }
+        guest_fpcr(&mut ops);
         // Translated code's float flags start from none (see `fpsr_flags`).
         dynasm!(ops; .arch aarch64; msr #FPSR, xzr; br x2);
         let exit = ops.offset().0;
@@ -93,6 +130,12 @@ impl Trampoline {
         dynasm!(ops
             ; .arch aarch64
             ; add sp, sp, #SPILL_AREA
+            ; ldp x9, x10, [sp], #16
+            ; mrs x10, #FPCR
+            ; cmp x9, x10
+            ; b.eq >host
+            ; msr #FPCR, x9
+            ; host:
             ; ldp d14, d15, [sp], #16
             ; ldp d12, d13, [sp], #16
             ; ldp d10, d11, [sp], #16

@@ -1,15 +1,18 @@
 //! Floating point with x86 SSE semantics, scalar (f32, f64) and vector
 //! (f32x4, f64x2).
 //!
-//! For non-NaN results arm64's IEEE arithmetic (round to nearest even, no
-//! flush to zero, as the host's FPCR is set) gives the x86 result; when a
-//! result is NaN, the lanes are rewritten by the x86 rule in
-//! [`crate::jit::runtime::fix_nan`] (a slow path, taken only then).
-//! Inside a run of [`super::nan_runs`] the ops go unchecked and the run
-//! tests FPSR.IOC once at its end. `fmin`/`fmax` select as
+//! For non-NaN results arm64's IEEE arithmetic under the FPCR the entry
+//! trampoline sets from MXCSR (its rounding mode; FZ for FTZ with DAZ)
+//! gives the x86 result; when a result is NaN, the lanes are rewritten by
+//! the x86 rule in [`crate::jit::runtime::fix_nan`] (a slow path, taken
+//! only then). Inside a run of [`super::nan_runs`] the ops go unchecked
+//! and the run tests FPSR.IOC once at its end. `fmin`/`fmax` select as
 //! `minss`/`maxss` do (`a < b ? a : b`, so NaNs and equal zeros give
-//! `b`); conversions to integers turn arm's saturation (and NaN's 0) into
-//! the integer indefinite.
+//! `b`), the selected operand passed through a multiplication by one so
+//! that FZ flushes it as DAZ does; conversions to integers turn arm's
+//! saturation (and NaN's 0) into the integer indefinite, and the ones
+//! that round by MXCSR.RC round by FPCR (`frintx`) before a truncating
+//! conversion: arm64's rounding conversions name their mode.
 
 use aarchx_ir::{FloatCond, InstData, Opcode, Type, Value};
 use dynasmrt::{DynasmApi, DynasmLabelApi};
@@ -115,6 +118,26 @@ impl Lowerer<'_> {
             Opcode::Fmax => a64!(self.ops; fcmpe D(a), D(b); fcsel D(r), D(a), D(b), gt),
             _ => return false,
         }
+        if matches!(d.op, Opcode::Fmin | Opcode::Fmax) {
+            // The selected operand times one: itself, but flushed under FZ
+            // (DAZ gives the operand read as zero, also the second one
+            // returned for a NaN first); a NaN is returned as it is.
+            if ty == Type::F32 {
+                a64!(self.ops
+                    ; fmov S(VT0), #1.0
+                    ; fmul S(VT0), S(r), S(VT0)
+                    ; fcmp S(r), S(r)
+                    ; fcsel S(r), S(VT0), S(r), vc
+                );
+            } else {
+                a64!(self.ops
+                    ; fmov D(VT0), #1.0
+                    ; fmul D(VT0), D(r), D(VT0)
+                    ; fcmp D(r), D(r)
+                    ; fcsel D(r), D(VT0), D(r), vc
+                );
+            }
+        }
         if nan_checked(d) && !self.batched {
             if ty == Type::F32 {
                 a64!(self.ops; fcmp S(r), S(r); b.vc >ok);
@@ -151,6 +174,17 @@ impl Lowerer<'_> {
                 a64!(self.ops; bsl V(r).B16, V(a).B16, V(b).B16);
             }
             _ => return false,
+        }
+        if matches!(d.op, Opcode::Fmin | Opcode::Fmax) {
+            // As for scalars: the lanes that are not NaN times one.
+            if ty.lane_bits() == 32 {
+                a64!(self.ops; fmov V(VT0).S4, #1.0);
+            } else {
+                a64!(self.ops; fmov V(VT0).D2, #1.0);
+            }
+            vfp3!(self, ty, fmul, VT0, r, VT0);
+            vfp3!(self, ty, fcmeq, VT1, r, r);
+            a64!(self.ops; bit V(r).B16, V(VT0).B16, V(VT1).B16);
         }
         if nan_checked(d) && !self.batched {
             // Any NaN lane: a zero lane where the result is not equal to
@@ -272,11 +306,15 @@ impl Lowerer<'_> {
         // Convert to 64 bits (saturating): high saturation gives i64::MAX,
         // never a valid result from a float (low saturation is i64::MIN,
         // the indefinite already); NaN converts to 0.
+        // Rounding by FPCR: `frintx` raises IXC when inexact, which a float
+        // beyond 2^52 never is, so only conversions in range do (as x86's
+        // PE); the truncation of the integral value raises IOC when out of
+        // range.
         match (src == Type::F32, round) {
             (true, false) => a64!(self.ops; fcvtzs X(3), S(0)),
-            (true, true) => a64!(self.ops; fcvtns X(3), S(0)),
+            (true, true) => a64!(self.ops; frintx S(VT1), S(0); fcvtzs X(3), S(VT1)),
             (false, false) => a64!(self.ops; fcvtzs X(3), D(0)),
-            (false, true) => a64!(self.ops; fcvtns X(3), D(0)),
+            (false, true) => a64!(self.ops; frintx D(VT1), D(0); fcvtzs X(3), D(VT1)),
         }
         self.mov64(T0, 1 << 63);
         a64!(self.ops
@@ -299,19 +337,39 @@ impl Lowerer<'_> {
     /// out of range (IE), else IXC when inexact (PE). High saturation
     /// (0x7fffffff) is a valid result only below the first value that
     /// converts to 2^31: from there on, and for NaN (unordered), the
-    /// indefinite (low saturation is the indefinite already).
+    /// indefinite (low saturation is the indefinite already). Rounding
+    /// goes by FPCR: `frintx` first (IXC when inexact), then the exact
+    /// truncation; a double may be inexact and out of range, where x86
+    /// raises IE alone, so it is rounded without IXC (`frinti`), and
+    /// `frintx` runs again only when the conversion was valid (the result
+    /// converts back to the rounded value).
     fn to_i32(&mut self, from_f32: bool, round: bool) {
-        let limit: u64 = match (from_f32, round) {
-            (true, _) => 0x4f00_0000,                // 2^31
-            (false, false) => 0x41e0_0000_0000_0000, // 2^31
-            (false, true) => 0x41df_ffff_ffe0_0000,  // 2^31 - 0.5
-        };
+        if !from_f32 && round {
+            a64!(self.ops
+                ; frinti D(VT1), D(0)
+                ; fcvtzs W(3), D(VT1)
+                ; scvtf D(VT0), W(3)
+                ; fcmp D(VT0), D(VT1)
+                ; b.eq >valid
+                ; movz X(3), #0x8000, lsl #16
+                ; b >done
+                ; valid:
+                ; frintx D(VT1), D(0)
+                ; done:
+            );
+            return;
+        }
+        let limit: u64 = if from_f32 { 0x4f00_0000 } else { 0x41e0_0000_0000_0000 }; // 2^31
         self.mov64(T1, limit);
         match (from_f32, round) {
             (true, false) => a64!(self.ops; fcvtzs W(3), S(0); fmov S(VT0), W(T1); fcmp S(0), S(VT0)),
-            (true, true) => a64!(self.ops; fcvtns W(3), S(0); fmov S(VT0), W(T1); fcmp S(0), S(VT0)),
-            (false, false) => a64!(self.ops; fcvtzs W(3), D(0); fmov D(VT0), X(T1); fcmp D(0), D(VT0)),
-            (false, true) => a64!(self.ops; fcvtns W(3), D(0); fmov D(VT0), X(T1); fcmp D(0), D(VT0)),
+            (true, true) => a64!(self.ops
+                ; frintx S(VT1), S(0)
+                ; fcvtzs W(3), S(VT1)
+                ; fmov S(VT0), W(T1)
+                ; fcmp S(VT1), S(VT0)
+            ),
+            (false, _) => a64!(self.ops; fcvtzs W(3), D(0); fmov D(VT0), X(T1); fcmp D(0), D(VT0)),
         }
         a64!(self.ops
             ; movz X(T0), #0x8000, lsl #16
@@ -325,7 +383,8 @@ impl Lowerer<'_> {
         self.ldq(0, d.arg(0));
         if !from_f64 {
             if round {
-                a64!(self.ops; fcvtns V(2).S4, V(0).S4);
+                // By FPCR, as the scalar conversion from f32.
+                a64!(self.ops; frintx V(1).S4, V(0).S4; fcvtzs V(2).S4, V(1).S4);
             } else {
                 a64!(self.ops; fcvtzs V(2).S4, V(0).S4);
             }

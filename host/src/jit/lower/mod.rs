@@ -84,20 +84,26 @@ const FPSR_IOC: u32 = 0;
 pub(crate) const OFF_MXCSR: u32 = aarchx_ir::GuestState::OFFSET_MXCSR as u32;
 
 /// Emits `W(t) = ` the MXCSR exception flags that FPSR's cumulative bits
-/// stand for (clobbers `W(u)`). Translated code runs under the default
-/// MXCSR, and the flags its float ops raise accumulate in FPSR (cleared
-/// at the trampoline's entry), so while it runs the guest's MXCSR is the
-/// state's `mxcsr` with these ORed in: `get mxcsr` reads it so, the
+/// stand for (clobbers `W(u)`). Translated code runs with every MXCSR
+/// exception masked, and the flags its float ops raise accumulate in FPSR
+/// (cleared at the trampoline's entry), so while it runs the guest's MXCSR
+/// is the state's `mxcsr` with these ORed in: `get mxcsr` reads it so, the
 /// trampoline's exit folds them into the state, `set mxcsr` clears FPSR,
 /// and a NaN run's slow path moves IOC to IE. IOC, DZC, OFC, UFC and
-/// IXC (bits 0-4) are IE, ZE, OE, UE and PE (bits 0 and 2-5); x86's DE
-/// has no counterpart (arm64's IDC is only raised under FZ).
+/// IXC (bits 0-4) are IE, ZE, OE, UE and PE (bits 0 and 2-5), and UFC
+/// also stands for PE: a result FZ flushes raises UFC alone on arm64 but
+/// UE and PE on x86 (FTZ), and without FZ arm64 raises UFC (underflow
+/// masked) only with IXC. x86's DE has no counterpart: arm64's IDC is
+/// raised only under FZ, which stands for DAZ, under which x86 raises no
+/// DE.
 pub(crate) fn fpsr_flags(ops: &mut VecAssembler<Aarch64Relocation>, t: u8, u: u8) {
     a64!(ops
         ; mrs X(t), #FPSR
         ; and WSP(u), W(t), #1
         ; and WSP(t), W(t), #0x1e
         ; orr W(t), W(u), W(t), lsl #1
+        ; and WSP(u), W(t), #0x10
+        ; orr W(t), W(t), W(u), lsl #1
     );
 }
 
