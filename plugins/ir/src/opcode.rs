@@ -336,6 +336,9 @@ declare_ops! {
     /// target). Executes as nothing; a write to them invalidates the region
     /// as a write to its instructions does.
     Dep = "dep", Mark;
+    /// Byte i of the 128-bit result is byte `vB[i] & 15` of vA, or zero
+    /// when the top bit of byte i of vB is set (pshufb).
+    ShuffleBytes = "shuffle_bytes", Binary;
 }
 
 impl Opcode {

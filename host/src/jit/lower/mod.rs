@@ -419,7 +419,8 @@ impl<'r> Lowerer<'r> {
             | O::ByteShr
             | O::MulAddPairs
             | O::SumAbsDiff
-            | O::MulEvenU => self.vector_op(v, &d),
+            | O::MulEvenU
+            | O::ShuffleBytes => self.vector_op(v, &d),
             _ if d.ty.is_vector() => self.vector_op(v, &d),
             _ if d.ty == Type::I128 || self.operand_is_i128(&d) => self.int128_op(v, &d),
             _ => self.int_op(v, &d),

@@ -4,7 +4,7 @@
 //! memory models.
 
 use aarchx_ir::Region;
-use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
+use aarchx_pass::{CpuLevel, GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
 use aarchx_passes::decode::Decode;
 use iced_x86::code_asm::*;
 
@@ -34,7 +34,7 @@ fn lift(program: Program, model: MemoryModel) -> (Region, usize) {
     let count = a.instructions().len();
     a.int3().expect("assembles");
     let code = Code(a.assemble(CODE).expect("assembles"));
-    let config = TranslationConfig { memory_model: model, tso_vector: true };
+    let config = TranslationConfig { memory_model: model, tso_vector: true, cpu_level: CpuLevel::V3 };
     let context = PassContext { code: &code, config: &config };
     let mut region = Region::new(CODE);
     Decode { max_insns: 64, follow: false }.run(&context, &mut region).expect("lifts");
