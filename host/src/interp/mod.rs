@@ -243,6 +243,7 @@ fn eval<M: Machine>(
             lanes::zip(ty, arg(0), arg(1), |_, a, b| float::arith(env, d.op, float_lane, a, b))
         }
         Opcode::Fsqrt => lanes::map(ty, arg(0), |_, a| float::arith(env, d.op, float_lane, a, 0)),
+        Opcode::Fround => lanes::map(ty, arg(0), |_, a| float::round(env, float_lane, a, d.aux)),
         Opcode::Fcmp => {
             let cond = FloatCond::from_u16(d.aux).expect("valid condition");
             lanes::zip(ty, arg(0), arg(1), |_, a, b| lanes::truth(ty, float::compare(env, cond, float_lane, a, b)))

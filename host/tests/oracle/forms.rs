@@ -407,6 +407,10 @@ pub const V2: &[Mnemonic] = {
         M::Phminposuw,
         M::Mpsadbw,
         M::Cmpxchg16b,
+        M::Roundss,
+        M::Roundsd,
+        M::Roundps,
+        M::Roundpd,
     ]
 };
 
@@ -590,6 +594,7 @@ fn immediates(m: Mnemonic, bits: u32, width: u32, rng: &mut Rng) -> Vec<i64> {
         M::Psllq | M::Psrlq => vec![0, 1, 33, 63, 64, 0xc8],
         M::Pslldq | M::Psrldq => vec![0, 1, 7, 15, 16, 0xff],
         M::Palignr => vec![0, 1, 8, 15, 16, 17, 31, 32, 0xff],
+        M::Roundss | M::Roundsd | M::Roundps | M::Roundpd => (0..16).collect(),
         M::Pblendw | M::Blendps | M::Blendpd | M::Insertps | M::Dpps | M::Dppd | M::Mpsadbw => {
             vec![random(rng) & 0xff, 0xff, 0x31, 0xa5, 0x0f, 0xf0]
         }

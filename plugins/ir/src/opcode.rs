@@ -339,6 +339,12 @@ declare_ops! {
     /// Byte i of the 128-bit result is byte `vB[i] & 15` of vA, or zero
     /// when the top bit of byte i of vB is set (pshufb).
     ShuffleBytes = "shuffle_bytes", Binary;
+    /// Float vA (lane-wise on vectors) rounded to an integral value of its
+    /// type: IMM bits 1:0 nearest even, down, up, toward zero; bit 2 set
+    /// rounds by MXCSR.RC instead; bit 3 set raises no precision exception
+    /// (roundss/roundps). A signalling NaN raises invalid and is quieted.
+    /// Computes under MXCSR as the ops `fadd` to `fconvert` do.
+    Fround = "fround", UnaryImm;
 }
 
 impl Opcode {
@@ -354,7 +360,8 @@ impl Opcode {
         self.format().is_terminator()
     }
 
-    /// Whether this is one of the SSE float ops (`fadd` to `fconvert`),
+    /// Whether this is one of the SSE float ops (`fadd` to `fconvert`, and
+    /// `fround`),
     /// which compute under the guest's MXCSR as the SSE instruction does:
     /// rounding by RC, denormal operands read as zero under DAZ, tiny
     /// results flushed to zero under FTZ (when underflow is masked). Each
@@ -380,6 +387,7 @@ impl Opcode {
                 | Opcode::FcvtToSint
                 | Opcode::SintToF
                 | Opcode::Fconvert
+                | Opcode::Fround
         )
     }
 

@@ -403,7 +403,8 @@ impl<'r> Lowerer<'r> {
             | O::Fcmp
             | O::FcvtToSint
             | O::SintToF
-            | O::Fconvert => self.float_op(v, &d),
+            | O::Fconvert
+            | O::Fround => self.float_op(v, &d),
             O::Select | O::Bitcast => self.generic_op(v, &d),
             O::Splat
             | O::ExtractLane
