@@ -239,6 +239,7 @@ fn eval<M: Machine>(
         Opcode::SumAbsDiff => vector::sum_abs_diff(ty, arg(0), arg(1)),
         Opcode::MulEvenU => vector::mul_even_u(ty, arg(0), arg(1)),
         Opcode::ShuffleBytes => vector::shuffle_bytes(arg(0), arg(1)),
+        Opcode::Crc32c => u128::from(int::crc32c(arg(0) as u32, arg(1) as u64, d.aux)),
         Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv | Opcode::Fmin | Opcode::Fmax => {
             lanes::zip(ty, arg(0), arg(1), |_, a, b| float::arith(env, d.op, float_lane, a, b))
         }

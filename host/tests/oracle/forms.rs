@@ -407,6 +407,7 @@ pub const V2: &[Mnemonic] = {
         M::Phminposuw,
         M::Mpsadbw,
         M::Cmpxchg16b,
+        M::Crc32,
         M::Roundss,
         M::Roundsd,
         M::Roundps,

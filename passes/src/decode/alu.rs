@@ -404,6 +404,20 @@ impl L<'_, '_> {
         Outcome::Next
     }
 
+    /// crc32 r32/r64, r/m8..64: the low 32 bits of the destination updated
+    /// with the source's bytes (CRC-32C), zero-extended; no flags.
+    pub fn crc32(&mut self) -> Outcome {
+        let src_ty = self.op_type(1);
+        let data = self.read(1, src_ty);
+        let data = self.resize(data, src_ty, Type::I64);
+        let acc = self.read(0, Type::I32);
+        let bytes = (src_ty.bits() / 8) as u16;
+        let r = self.b.binary_imm(Opcode::Crc32c, Type::I32, acc, data, bytes);
+        let r = self.resize(r, Type::I32, self.op_type(0));
+        self.write(0, r);
+        Outcome::Next
+    }
+
     /// cmpxchg16b m128: rdx:rax compared with the memory, rcx:rbx stored
     /// when equal (atomically, locked or not), rdx:rax loaded when not;
     /// only ZF is written. The 16-byte alignment #GP is not checked (as

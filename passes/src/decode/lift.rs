@@ -106,6 +106,7 @@ pub fn lift(b: &mut Builder<'_>, i: &Instruction, level: CpuLevel) -> Outcome {
         M::Xadd => l.xadd(),
         M::Cmpxchg => l.cmpxchg(),
         M::Cmpxchg16b => l.cmpxchg16b(),
+        M::Crc32 => l.crc32(),
         M::Bswap => l.bswap(),
         M::Bt | M::Bts | M::Btr | M::Btc => l.bit_test(m),
         M::Bsf | M::Bsr | M::Tzcnt | M::Lzcnt | M::Popcnt => l.bit_scan(m),

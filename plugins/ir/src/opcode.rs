@@ -345,6 +345,10 @@ declare_ops! {
     /// (roundss/roundps). A signalling NaN raises invalid and is quieted.
     /// Computes under MXCSR as the ops `fadd` to `fconvert` do.
     Fround = "fround", UnaryImm;
+    /// The i32 CRC-32C (Castagnoli, bit-reflected, no inversion) vA
+    /// updated with the low IMM bytes (1, 2, 4 or 8) of the i64 vB, low
+    /// byte first (crc32).
+    Crc32c = "crc32c", BinaryImm;
 }
 
 impl Opcode {

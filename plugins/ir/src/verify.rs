@@ -219,7 +219,10 @@ fn check_types(region: &Region, d: &InstData) -> Result<(), String> {
         }
         Format::BinaryImm => {
             expect(0, ty)?;
-            if d.op == Opcode::InsertLane {
+            if d.op == Opcode::Crc32c {
+                known(ty == Type::I32 && matches!(d.aux, 1 | 2 | 4 | 8), "crc32c width")?;
+                expect(1, Type::I64)?;
+            } else if d.op == Opcode::InsertLane {
                 known(ty.is_vector() && u32::from(d.aux) < ty.lanes(), "lane")?;
                 expect(1, ty.lane_type())?;
             } else {

@@ -406,6 +406,7 @@ impl<'r> Lowerer<'r> {
             | O::Fconvert
             | O::Fround => self.float_op(v, &d),
             O::Select | O::Bitcast => self.generic_op(v, &d),
+            O::Crc32c => self.crc32c(v, &d),
             O::Splat
             | O::ExtractLane
             | O::InsertLane

@@ -219,8 +219,8 @@ fn sse_int(a: &mut CodeAssembler) -> Result<(), IcedError> {
     Ok(())
 }
 
-/// The x86-64-v2 instructions (SSE3, SSSE3, SSE4.1, SSE4.2's pcmpgtq,
-/// popcnt), whose lifts compose the IR's vector ops.
+/// The x86-64-v2 instructions (SSE3, SSSE3, SSE4.1, SSE4.2's pcmpgtq and
+/// crc32, popcnt), whose lifts compose the IR's vector ops.
 fn v2(a: &mut CodeAssembler) -> Result<(), IcedError> {
     a.movddup(xmm0, xmm1)?;
     a.movshdup(xmm2, xmm3)?;
@@ -272,6 +272,9 @@ fn v2(a: &mut CodeAssembler) -> Result<(), IcedError> {
     a.roundps(xmm4, xmm5, 4)?;
     a.roundpd(xmm6, xmm7, 0)?;
     a.popcnt(rcx, rdx)?;
+    a.crc32(eax, bl)?;
+    a.crc32(rsi, rdx)?;
+    a.crc32(edi, word_ptr(rdi + 0x30))?;
     Ok(())
 }
 
