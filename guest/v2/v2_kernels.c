@@ -1,6 +1,6 @@
 // Kernels built for x86-64-v2 (-O3 -march=x86-64-v2): auto-vectorised
 // loops (SSE4.1 multiplies, minimums, widening moves, blends) and SSSE3
-// and SSE4.1 intrinsics, popcnt and cmpxchg16b, each printing a checksum
+// and SSE4.1 intrinsics, popcnt, crc32 and cmpxchg16b, each printing a checksum
 // the native run must match.
 #include <immintrin.h>
 #include <math.h>
@@ -97,6 +97,15 @@ static uint64_t bits(void) {
     uint64_t h = 0, total = 0;
     for (int i = 0; i < N; i++) total += (uint64_t)__builtin_popcountll(((uint64_t)a32[i] << 32) ^ (uint32_t)b32[i]);
     h = mix(h, total);
+    uint64_t crc = 0xffffffff;
+    for (int i = 0; i + 8 <= N; i += 8) {
+        uint64_t w;
+        memcpy(&w, bytes + i, 8);
+        crc = _mm_crc32_u64(crc, w);
+        crc = _mm_crc32_u8((uint32_t)crc, bytes[i + 3]);
+        crc = _mm_crc32_u16((uint32_t)crc, words[i]);
+    }
+    h = mix(h, crc);
     static unsigned __int128 cell __attribute__((aligned(16)));
     cell = 7;
     for (int i = 0; i < 100; i++) {

@@ -31,7 +31,7 @@ const MAX_EXTENDED_LEAF: u32 = 0x8000_0008;
 pub const LEAF1_EDX: u32 = 1 << 0 | 1 << 4 | 1 << 8 | 1 << 15 | 1 << 19 | 1 << 23 | 1 << 24 | 1 << 25 | 1 << 26;
 
 /// Leaf 1 ECX at V2: sse3, ssse3, cx16, sse4_1, popcnt. Not sse4_2: its
-/// string compares (pcmpistri...) and crc32 are not lifted yet.
+/// string compares (pcmpistri...) are not lifted yet.
 pub const LEAF1_ECX_V2: u32 = 1 << 0 | 1 << 9 | 1 << 13 | 1 << 19 | 1 << 23;
 
 /// The level [`cpuid`] answers for (a [`CpuLevel`] as its index).
