@@ -1,17 +1,21 @@
 //! The CPU the guest sees: what `cpuid` answers and what `rdtsc` counts.
 //!
-//! The guest sees a baseline x86-64 CPU (x86-64-v1: fpu, tsc, cx8, cmov,
-//! clflush, mmx, fxsr, sse, sse2; long mode, syscall, nx, lahf) and nothing
-//! newer: no sse3/ssse3/sse4, popcnt, avx or xsave, so glibc picks its
-//! baseline string and math routines. The vendor is "GenuineIntel" so glibc
+//! The guest sees the x86-64 level of the policy's `cpu_level`, set once
+//! by [`set_level`] before the guest runs. V1 is a baseline x86-64 CPU
+//! (fpu, tsc, cx8, cmov, clflush, mmx, fxsr, sse, sse2; long mode,
+//! syscall, nx, lahf) and nothing newer, so glibc picks its baseline
+//! string and math routines; V2 adds exactly the features of x86-64-v2 the
+//! lifter implements ([`LEAF1_ECX_V2`]). Nothing reports avx or xsave. The vendor is "GenuineIntel" so glibc
 //! takes its usual Intel paths, and leaves 2 and 4 describe a plain cache
 //! hierarchy (32 KiB L1, 256 KiB L2, 8 MiB L3) so glibc's memcpy thresholds
 //! come out as on real hardware. Unknown leaves read as zero.
 
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
 use aarchx_ir::GuestState;
+use aarchx_pass::CpuLevel;
 
 const RAX: usize = 0;
 const RCX: usize = 1;
@@ -26,6 +30,27 @@ const MAX_EXTENDED_LEAF: u32 = 0x8000_0008;
 /// Leaf 1 EDX: fpu, tsc, cx8, cmov, clflush, mmx, fxsr, sse, sse2.
 pub const LEAF1_EDX: u32 = 1 << 0 | 1 << 4 | 1 << 8 | 1 << 15 | 1 << 19 | 1 << 23 | 1 << 24 | 1 << 25 | 1 << 26;
 
+/// Leaf 1 ECX at V2: sse3, ssse3, cx16, sse4_1, popcnt. Not sse4_2: its
+/// string compares (pcmpistri...) are not lifted yet.
+pub const LEAF1_ECX_V2: u32 = 1 << 0 | 1 << 9 | 1 << 13 | 1 << 19 | 1 << 23;
+
+/// The level [`cpuid`] answers for (a [`CpuLevel`] as its index).
+static LEVEL: AtomicU8 = AtomicU8::new(CpuLevel::V1 as u8);
+
+/// Sets the level the guest's `cpuid` and `/proc/cpuinfo` report: the
+/// policy's, once before the guest runs.
+pub fn set_level(level: CpuLevel) {
+    LEVEL.store(level as u8, Ordering::Relaxed);
+}
+
+fn level() -> CpuLevel {
+    if LEVEL.load(Ordering::Relaxed) == CpuLevel::V2 as u8 {
+        CpuLevel::V2
+    } else {
+        CpuLevel::V1
+    }
+}
+
 /// Family 6, model 15, stepping 1: a generic x86-64 part.
 const LEAF1_EAX: u32 = 0x6f1;
 /// clflush line size 8 x 8 bytes, one logical processor, APIC id 0.
@@ -39,15 +64,25 @@ const EXT1_EDX: u32 = 1 << 11 | 1 << 20 | 1 << 29;
 const BRAND: &[u8] = b"aarchx virtual x86-64 CPU";
 
 /// The guest's answer to `cpuid` with `eax = leaf`, `ecx = subleaf`:
-/// `[eax, ebx, ecx, edx]`.
+/// `[eax, ebx, ecx, edx]`, at the level [`set_level`] set.
 pub fn cpuid(leaf: u32, subleaf: u32) -> [u32; 4] {
+    cpuid_at(level(), leaf, subleaf)
+}
+
+/// The answer of a CPU of `level` to `cpuid`.
+fn cpuid_at(level: CpuLevel, leaf: u32, subleaf: u32) -> [u32; 4] {
+    let leaf1_ecx = match level {
+        CpuLevel::V1 => 0,
+        // V3 is never a policy's level (see `CpuLevel`).
+        CpuLevel::V2 | CpuLevel::V3 => LEAF1_ECX_V2,
+    };
     match leaf {
         0 => {
             let v = b"GenuineIntel";
             let word = |i: usize| u32::from_le_bytes([v[i], v[i + 1], v[i + 2], v[i + 3]]);
             [MAX_BASIC_LEAF, word(0), word(8), word(4)]
         }
-        1 => [LEAF1_EAX, LEAF1_EBX, 0, LEAF1_EDX],
+        1 => [LEAF1_EAX, LEAF1_EBX, leaf1_ecx, LEAF1_EDX],
         // One round of descriptors; 0xff says "see leaf 4".
         2 => [0x0000_ff01, 0, 0, 0],
         4 => cache_parameters(subleaf),
@@ -103,6 +138,7 @@ const FLAG_NAMES: &[(u32, usize, u32, &str)] = &[
     (0x8000_0001, 3, 29, "lm"),
     (1, 2, 0, "pni"),
     (1, 2, 9, "ssse3"),
+    (1, 2, 13, "cx16"),
     (1, 2, 19, "sse4_1"),
     (1, 2, 20, "sse4_2"),
     (1, 2, 23, "popcnt"),
@@ -181,7 +217,17 @@ mod tests {
     }
 
     #[test]
+    fn v2_adds_what_the_lifter_implements() {
+        let [_, _, ecx, edx] = cpuid_at(CpuLevel::V2, 1, 0);
+        assert_eq!(edx, LEAF1_EDX);
+        // sse3, ssse3, cx16, sse4_1, popcnt; sse4_2 (bit 20) and avx (28) not.
+        assert_eq!(ecx, 0x0088_2201);
+        assert_eq!(cpuid_at(CpuLevel::V2, 7, 0), [0; 4]);
+    }
+
+    #[test]
     fn baseline_features_only() {
+        let cpuid = |leaf, subleaf| cpuid_at(CpuLevel::V1, leaf, subleaf);
         let [eax, _, ecx, edx] = cpuid(1, 0);
         assert_eq!((eax >> 8) & 0xf, 6);
         assert_eq!(ecx, 0, "no sse3, ssse3, sse4, popcnt, avx, xsave");

@@ -17,7 +17,7 @@
 //!     backend: Jit,            // Jit | Interp
 //!     memory_model: Plain,     // Plain | Ordered | Auto
 //!     tso_vector: false,       // order SSE loads/stores too under Ordered
-//!     cpu_level: V1,           // x86-64 baseline
+//!     cpu_level: V1,           // V1 (x86-64 baseline) | V2 (x86-64-v2)
 //!     afp: false,              // reserved for FEAT_AFP
 //!     verify: (first: 4, every: 64, on_mismatch: Exit),   // optional
 //!     passes: [
@@ -49,7 +49,7 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use aarchx_pass::{MemoryModel, OptionError, OptionValue, Options, Pass, Stage, TranslationConfig};
+use aarchx_pass::{CpuLevel, MemoryModel, OptionError, OptionValue, Options, Pass, Stage, TranslationConfig};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
@@ -75,7 +75,7 @@ pub struct Policy {
     #[serde(default)]
     pub tso_vector: bool,
     /// The x86-64 feature level CPUID reports and the lifter accepts.
-    #[serde(default)]
+    #[serde(default, with = "CpuLevelSetting")]
     pub cpu_level: CpuLevel,
     /// What executes translated blocks.
     #[serde(default)]
@@ -122,12 +122,13 @@ impl MemoryModelSetting {
     }
 }
 
-/// The x86-64 microarchitecture level presented to the guest.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
-pub enum CpuLevel {
-    /// x86-64 baseline: SSE2, no SSE3 and later.
-    #[default]
+/// How a policy names the x86-64 microarchitecture level presented to the
+/// guest ([`CpuLevel`], the pass interface's).
+#[derive(Deserialize)]
+#[serde(remote = "CpuLevel")]
+enum CpuLevelSetting {
     V1,
+    V2,
 }
 
 /// What executes translated blocks.
@@ -408,7 +409,11 @@ impl Policy {
 
     /// The settings every pass may read.
     pub fn translation_config(&self) -> TranslationConfig {
-        TranslationConfig { memory_model: self.memory_model.effective(), tso_vector: self.tso_vector }
+        TranslationConfig {
+            memory_model: self.memory_model.effective(),
+            tso_vector: self.tso_vector,
+            cpu_level: self.cpu_level,
+        }
     }
 
     /// The folder relative plugin paths are taken from: the policy file's.

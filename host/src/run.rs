@@ -259,6 +259,7 @@ pub fn run(
 ) -> Result<u8, RunError> {
     let registry = Registry::with_plugins(aarchx_passes::BUILTIN, &policy.plugins, policy.base_dir())?;
     let passes = policy.validate(&registry)?;
+    crate::cpuid::set_level(policy.cpu_level);
     // Under verify mode a pass's failure must fail the run, not be worked
     // around.
     let on_failure = if policy.verify.is_some() { PassFailure::Fail } else { PassFailure::Fallback };

@@ -385,7 +385,7 @@ fn carry_out(pass: &str, report: Report) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use aarchx_pass::{MemoryModel, Options, PassInfo};
+    use aarchx_pass::{CpuLevel, MemoryModel, Options, PassInfo};
 
     use super::*;
     use crate::plugin::Registry;
@@ -424,7 +424,8 @@ mod tests {
         let registry = Registry::builtin(&[&aarchx_passes::decode::INFO, &PANICS, &aarchx_passes::memory_order::INFO]);
         let policy = crate::policy::parse(&format!("(passes: [{passes}])"), "t.ron").expect("parses");
         let passes = policy.validate(&registry).expect("validates");
-        let config = TranslationConfig { memory_model: MemoryModel::Ordered, tso_vector: false };
+        let config =
+            TranslationConfig { memory_model: MemoryModel::Ordered, tso_vector: false, cpu_level: CpuLevel::V1 };
         Pipeline::new(&passes, config, None, on_failure).expect("pipeline")
     }
 

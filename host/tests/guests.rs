@@ -3,7 +3,10 @@
 //! run, byte for byte. Runs the host build with the interpreter (also in
 //! verify mode, which checks each optimised block against its reference
 //! translation), and, when `AARCHX_ARM64_BIN` names the aarch64 build, the
-//! JIT under qemu-aarch64 with the default and the verify policies.
+//! JIT under qemu-aarch64 with the default and the verify policies. The
+//! x86-64-v2 programs (guest/expect-v2.txt) run under `cpu_level: V2`
+//! (policies/v2.ron) and must match too; under a V1 policy they must die
+//! of SIGILL, as on a CPU without x86-64-v2.
 
 mod common;
 
@@ -11,7 +14,8 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{
-    arm64_aarchx, describe, guest_dir, guest_programs, host_aarchx, repo_root, run, without_qemu_notes, Outcome,
+    arm64_aarchx, describe, guest_dir, guest_programs, host_aarchx, programs_in, repo_root, run, without_qemu_notes,
+    Outcome,
 };
 
 /// Verify mode's summary line ("aarchx: verify: N blocks, M executions
@@ -30,24 +34,43 @@ fn without_verify_summary(mut o: Outcome) -> Result<Outcome, String> {
     }
 }
 
-/// Runs every static guest under `engine` (a command prefix) and returns
-/// the failures.
+/// Runs every guest of `build` under `engine` (a command prefix) and
+/// returns the failures.
 fn check_all(engine: &str, prefix: &[&Path], policy: &str, build: &str, strip_qemu: bool) -> Vec<String> {
+    check_programs(&guest_programs(), engine, prefix, policy, build, strip_qemu, false)
+}
+
+/// Runs `programs` of `build` under `engine` and returns the failures:
+/// each must end as its native run, or (`ill`) be killed by SIGILL with
+/// nothing written.
+fn check_programs(
+    programs: &[(String, Vec<String>)],
+    engine: &str,
+    prefix: &[&Path],
+    policy: &str,
+    build: &str,
+    strip_qemu: bool,
+    ill: bool,
+) -> Vec<String> {
     let dir = guest_dir().join(build);
     let policy = repo_root().join("policies").join(policy);
     let mut failures = Vec::new();
-    for (name, args) in guest_programs() {
+    for (name, args) in programs {
         let prog = dir.join(&name);
         if build != "static" && !prog.exists() {
             // The assembly programs exist in the static build only.
             continue;
         }
-        let native = run(Command::new(&prog).args(&args));
+        let native = if ill {
+            Outcome { stdout: Vec::new(), stderr: Vec::new(), code: None, signal: Some(libc::SIGILL) }
+        } else {
+            run(Command::new(&prog).args(args))
+        };
         // A translation bug can make a guest loop forever: bound each run
         // (GNU timeout re-raises a child's killing signal, so statuses
         // still compare).
         let mut cmd = Command::new("timeout");
-        cmd.args(["-s", "KILL", "600"]).args(prefix).arg("--policy").arg(&policy).arg(&prog).args(&args);
+        cmd.args(["-s", "KILL", "600"]).args(prefix).arg("--policy").arg(&policy).arg(&prog).args(args);
         let mut got = run(&mut cmd);
         if strip_qemu {
             got = without_qemu_notes(got);
@@ -151,4 +174,34 @@ fn rounding_modes_and_ftz_with_daz_run_on_the_jit() {
             "{name} under a non-default MXCSR: {jit} JIT runs, {interp} interpreted regions"
         );
     }
+}
+
+/// The x86-64-v2 programs of `build` under `policy`; `ill`: they must die
+/// of SIGILL.
+fn check_v2(engine: &str, prefix: &[&Path], policy: &str, build: &str, strip_qemu: bool, ill: bool) -> Vec<String> {
+    check_programs(&programs_in("guest/expect-v2.txt"), engine, prefix, policy, build, strip_qemu, ill)
+}
+
+#[test]
+fn v2_guests_match_native_at_v2_on_the_interpreter() {
+    // v2.ron asks for the JIT; the x86-64 build runs the interpreter.
+    let bin = host_aarchx();
+    let mut failures = Vec::new();
+    for build in ["v2-static", "v2-dyn"] {
+        failures.extend(check_v2("the interpreter at V2", &[&bin], "v2.ron", build, false, false));
+        failures.extend(check_v2("the interpreter at V1", &[&bin], "interp.ron", build, false, true));
+    }
+    report(failures);
+}
+
+#[test]
+fn v2_guests_match_native_at_v2_under_the_jit() {
+    let Some((prefix, under_qemu)) = arm64_prefix("the JIT at V2") else { return };
+    let prefix: Vec<&Path> = prefix.iter().map(|p| p.as_path()).collect();
+    let mut failures = Vec::new();
+    for build in ["v2-static", "v2-dyn"] {
+        failures.extend(check_v2("the JIT at V2", &prefix, "v2.ron", build, under_qemu, false));
+        failures.extend(check_v2("the JIT at V1", &prefix, "default.ron", build, under_qemu, true));
+    }
+    report(failures);
 }

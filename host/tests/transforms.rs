@@ -19,7 +19,7 @@ use aarchx_ir::cond::Helper;
 use aarchx_ir::print::print;
 use aarchx_ir::verify::verify;
 use aarchx_ir::{GuestState, Region, Type};
-use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
+use aarchx_pass::{CpuLevel, GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
 use aarchx_passes::cond_fusion::CondFusion;
 use aarchx_passes::const_fold::ConstFold;
 use aarchx_passes::cse::Cse;
@@ -200,7 +200,7 @@ fn consumers() -> Vec<(&'static str, EmitTo)> {
 }
 
 fn lift(code: &[u8]) -> (Region, Region) {
-    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
+    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V3 };
     let guest = Bytes(code.to_vec());
     let context = PassContext { code: &guest, config: &config };
     let mut region = Region::new(BASE);

@@ -610,7 +610,7 @@ block3:
     /// A block that writes zf, sf, cf and of and leaves for 0x2000, after
     /// dead-flags looked at `target_code` there.
     fn exit_to_2000(target_code: &'static [u8]) -> Region {
-        use aarchx_pass::{MemoryModel, TranslationConfig};
+        use aarchx_pass::{CpuLevel, MemoryModel, TranslationConfig};
         let mut region = aarchx_ir::parse::parse(
             "\
 region 0x1000
@@ -627,7 +627,7 @@ block0:
 ",
         )
         .unwrap();
-        let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
+        let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V3 };
         let cx = PassContext { code: &At2000(target_code), config: &config };
         DeadFlags { lookahead: 16, abi_calls: false, indirect: false }.run(&cx, &mut region).unwrap();
         region

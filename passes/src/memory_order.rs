@@ -37,7 +37,7 @@ impl Pass for MemoryOrder {
 mod tests {
     use super::*;
     use crate::testing::run_pass_with;
-    use aarchx_pass::TranslationConfig;
+    use aarchx_pass::{CpuLevel, TranslationConfig};
 
     const INPUT: &str = "\
 region 0x1000
@@ -51,7 +51,7 @@ block0:
 ";
 
     fn run(memory_model: MemoryModel, tso_vector: bool) -> String {
-        run_pass_with(&mut MemoryOrder, INPUT, &TranslationConfig { memory_model, tso_vector })
+        run_pass_with(&mut MemoryOrder, INPUT, &TranslationConfig { memory_model, tso_vector, cpu_level: CpuLevel::V1 })
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use aarchx_ir::parse::parse;
 use aarchx_ir::print::print;
 use aarchx_ir::verify::verify;
-use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
+use aarchx_pass::{CpuLevel, GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
 
 struct NoCode;
 
@@ -17,7 +17,11 @@ impl GuestCode for NoCode {
 /// Runs `pass` on the region `text` describes (plain memory model) and
 /// returns the printed result, which must verify.
 pub fn run_pass(pass: &mut dyn Pass, text: &str) -> String {
-    run_pass_with(pass, text, &TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false })
+    run_pass_with(
+        pass,
+        text,
+        &TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V3 },
+    )
 }
 
 /// [`run_pass`] under the given settings.

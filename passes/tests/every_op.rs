@@ -11,7 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use aarchx_ir::region::BlockData;
 use aarchx_ir::verify::verify;
 use aarchx_ir::{Format, InstData, Opcode, Reg, Region, Type, Value};
-use aarchx_pass::{GuestCode, MemoryModel, Options, PassContext, Stage, TranslationConfig};
+use aarchx_pass::{CpuLevel, GuestCode, MemoryModel, Options, PassContext, Stage, TranslationConfig};
 
 /// How the operands of the op under test are made.
 #[derive(Clone, Copy, Debug)]
@@ -178,8 +178,11 @@ fn every_pass_handles_every_opcode() {
             None => failures.push(format!("no valid instance of `{op}` found: extend `instance`")),
         }
     }
-    let configs = [MemoryModel::Plain, MemoryModel::Ordered]
-        .map(|memory_model| TranslationConfig { memory_model, tso_vector: true });
+    let configs = [MemoryModel::Plain, MemoryModel::Ordered].map(|memory_model| TranslationConfig {
+        memory_model,
+        tso_vector: true,
+        cpu_level: CpuLevel::V3,
+    });
     for info in aarchx_passes::BUILTIN.iter().filter(|i| i.stage != Stage::Decode) {
         let declared: Vec<(&str, _)> = info.options.iter().map(|o| (o.name, (o.default)())).collect();
         let options = Options::validate(&declared, &BTreeMap::new()).expect("defaults are valid");

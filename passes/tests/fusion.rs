@@ -9,7 +9,7 @@ mod common;
 use aarchx_ir::print::print;
 use aarchx_ir::verify::verify;
 use aarchx_ir::{Opcode, Region};
-use aarchx_pass::{MemoryModel, Pass, PassContext, TranslationConfig};
+use aarchx_pass::{CpuLevel, MemoryModel, Pass, PassContext, TranslationConfig};
 use aarchx_passes::cond_fusion::CondFusion;
 use aarchx_passes::dce::Dce;
 use aarchx_passes::dead_flags::DeadFlags;
@@ -20,7 +20,7 @@ use iced_x86::code_asm::*;
 
 /// Lifts `code` and runs the passes; returns the region.
 fn optimise(code: Vec<u8>) -> Region {
-    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
+    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V3 };
     let guest = Bytes(code);
     let context = PassContext { code: &guest, config: &config };
     let mut region = Region::new(BASE);

@@ -1,14 +1,15 @@
 //! The SSE/SSE2 lifter: every supported form lifts to a region the
 //! verifier accepts, with the expected IR ops; unsupported forms (MMX
-//! registers, later extensions) become `trap ill` with nothing else
-//! emitted. The semantics are checked against the CPU by the oracle tests.
+//! registers, later extensions) and forms above the CPU level become `trap
+//! ill` with nothing else emitted. The semantics are checked against the
+//! CPU by the oracle tests.
 
 mod common;
 
 use aarchx_ir::print::print;
 use aarchx_ir::verify::verify;
 use aarchx_ir::Region;
-use aarchx_pass::{MemoryModel, Pass, PassContext, TranslationConfig};
+use aarchx_pass::{CpuLevel, MemoryModel, Pass, PassContext, TranslationConfig};
 use aarchx_passes::decode::Decode;
 use common::{Bytes, BASE};
 use iced_x86::code_asm::*;
@@ -24,7 +25,12 @@ fn assemble(f: Asm) -> Vec<u8> {
 
 /// Lifts `code` into one region of up to `max_insns` instructions and verifies it.
 fn lift_region(code: Vec<u8>, max_insns: usize) -> Region {
-    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
+    lift_at(code, max_insns, CpuLevel::V3)
+}
+
+/// As [`lift_region`], for a CPU of `cpu_level`.
+fn lift_at(code: Vec<u8>, max_insns: usize, cpu_level: CpuLevel) -> Region {
+    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level };
     let guest = Bytes(code);
     let context = PassContext { code: &guest, config: &config };
     let mut region = Region::new(BASE);
@@ -255,27 +261,64 @@ fn unsupported_forms_trap_with_nothing_emitted() {
         |a| a.movd(mm0, eax),
         |a| a.movq(rax, mm1),
         |a| a.pextrw(eax, mm0, 1),
-        |a| a.pextrw(word_ptr(rax), xmm0, 1),
         |a| a.pmovmskb(eax, mm1),
         |a| a.psllw(mm0, 3),
         |a| a.pshufw(mm0, mm1, 0),
         |a| a.cvtpi2ps(xmm0, mm1),
-        |a| a.movddup(xmm0, xmm1),
-        |a| a.addsubpd(xmm0, xmm1),
-        |a| a.pshufb(xmm0, xmm1),
-        |a| a.ptest(xmm0, xmm1),
         |a| a.maskmovdqu(xmm0, xmm1),
-        |a| a.lddqu(xmm0, xmmword_ptr(rax)),
         |a| a.vpxor(xmm0, xmm1, xmm2),
     ];
+    assert_traps(cases, CpuLevel::V3);
+}
+
+/// Each of `cases` lifts at `level` to `trap ill` and nothing else.
+fn assert_traps(cases: &[Asm], level: CpuLevel) {
     for (i, f) in cases.iter().enumerate() {
-        let text = lift(assemble(*f));
+        let text = print(&lift_at(assemble(*f), 64, level));
         let body: Vec<&str> = text.lines().skip_while(|l| !l.contains("trap")).collect();
         assert_eq!(body.len(), 1, "case {i}:\n{text}");
         assert!(body[0].contains("trap ill"), "case {i}:\n{text}");
         // Nothing but the instruction mark precedes the trap.
         let before = text.lines().rev().nth(1).unwrap();
         assert!(before.trim_start().starts_with("insn"), "case {i}:\n{text}");
+    }
+}
+
+#[test]
+fn forms_above_the_level_trap() {
+    let v2: &[Asm] = &[
+        |a| a.pextrw(word_ptr(rax), xmm0, 1),
+        |a| a.movddup(xmm0, xmm1),
+        |a| a.addsubpd(xmm0, xmm1),
+        |a| a.pshufb(xmm0, xmm1),
+        |a| a.ptest(xmm0, xmm1),
+        |a| a.lddqu(xmm0, xmmword_ptr(rax)),
+        |a| a.pcmpgtq(xmm0, xmm1),
+        |a| a.popcnt(eax, ecx),
+        |a| a.cmpxchg16b(xmmword_ptr(rsi)),
+    ];
+    assert_traps(v2, CpuLevel::V1);
+    for (i, f) in v2.iter().enumerate() {
+        let text = print(&lift_at(assemble(*f), 64, CpuLevel::V2));
+        assert!(!text.contains("trap"), "case {i} at V2:\n{text}");
+    }
+}
+
+#[test]
+fn tzcnt_and_lzcnt_below_v3_are_bsf_and_bsr() {
+    // A CPU without BMI1/LZCNT ignores the 0xf3 prefix: the same IR as the
+    // plain bsf/bsr but for the instruction's length.
+    let body = |code: Vec<u8>, level| {
+        let text = print(&lift_at(code, 1, level));
+        text.lines().filter(|l| !l.contains("insn") && !l.contains("exit")).collect::<Vec<_>>().join("\n")
+    };
+    for (prefixed, plain) in
+        [([0xf3, 0x0f, 0xbc, 0xc1], [0x0f, 0xbc, 0xc1]), ([0xf3, 0x0f, 0xbd, 0xc1], [0x0f, 0xbd, 0xc1])]
+    {
+        for level in [CpuLevel::V1, CpuLevel::V2] {
+            assert_eq!(body(prefixed.to_vec(), level), body(plain.to_vec(), level));
+        }
+        assert_ne!(body(prefixed.to_vec(), CpuLevel::V3), body(plain.to_vec(), CpuLevel::V3));
     }
 }
 

@@ -8,7 +8,7 @@ mod common;
 
 use aarchx_ir::verify::verify;
 use aarchx_ir::{ExitKind, Opcode, Region};
-use aarchx_pass::{MemoryModel, Pass, PassContext, TranslationConfig};
+use aarchx_pass::{CpuLevel, MemoryModel, Pass, PassContext, TranslationConfig};
 use aarchx_passes::decode::Decode;
 use common::{Bytes, BASE};
 use iced_x86::code_asm::*;
@@ -27,7 +27,7 @@ fn assemble(
 }
 
 fn decode(code: Vec<u8>, follow: bool) -> Region {
-    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
+    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V3 };
     let guest = Bytes(code);
     let context = PassContext { code: &guest, config: &config };
     let mut region = Region::new(BASE);

@@ -16,6 +16,7 @@ const SNAN_B: u128 = 0x7ff0_0000_0000_0002;
 const DEFAULT_NAN: u128 = 0xfff8_0000_0000_0000;
 const F32_DEFAULT_NAN: u128 = 0xffc0_0000;
 const MAX64: u128 = u64::MAX as u128;
+const MINUS_TWO_F64: u128 = 0xc000_0000_0000_0000;
 
 /// The vector type whose lanes are the scalar float type `ty`.
 fn lanes_of(ty: &str) -> &'static str {
@@ -410,4 +411,57 @@ fn exception_flags_reach_mxcsr() {
             ("fmax.f64", (ONE, TWO), 0x1f80),
         ],
     );
+}
+
+/// `fround.T` on the low lane of xmm0 with mode `imm`, then MXCSR (from
+/// the default): `(value, mxcsr)`.
+fn round(ty: &str, imm: u16, a: u128) -> (u128, u128) {
+    let lanes = lanes_of(ty);
+    let body = format!("v0 = get xmm0\n v1 = extract_lane.{lanes} v0, 0\n v2 = fround.{ty} v1, {imm}");
+    (eval(&[("xmm0", a)], &body), eval(&[("xmm0", a)], &format!("{body}\n v3 = get mxcsr")))
+}
+
+#[test]
+fn round_to_integral_by_mode() {
+    const ONE_HALF: u128 = 0x3ff8_0000_0000_0000; // 1.5
+    const MINUS_ONE_HALF: u128 = 0xbff8_0000_0000_0000;
+    // Modes 8-11 (nearest even, down, up, toward zero, no PE); 0 and 4
+    // (MXCSR.RC, nearest under the default) raise PE when the value
+    // changes, 12 does not. (Modes 1-3, directed with PE, the JIT leaves
+    // to the interpreter; the oracle checks them against the CPU.)
+    for (imm, a, r) in [
+        (8, ONE_HALF, TWO),
+        (9, ONE_HALF, ONE),
+        (10, ONE_HALF, TWO),
+        (11, ONE_HALF, ONE),
+        (8, MINUS_ONE_HALF, MINUS_TWO_F64),
+        (9, MINUS_ONE_HALF, MINUS_TWO_F64),
+        (10, MINUS_ONE_HALF, MINUS_ONE),
+        (11, MINUS_ONE_HALF, MINUS_ONE),
+        (12, ONE_HALF, TWO),
+        (11, 0xbfe0_0000_0000_0000, NEG_ZERO),
+    ] {
+        assert_eq!(round("f64", imm, a), (r, 0x1f80), "mode {imm} of {a:#x}");
+    }
+    for imm in [0, 4] {
+        assert_eq!(round("f64", imm, ONE_HALF), (TWO, 0x1fa0));
+        assert_eq!(round("f64", imm, TWO), (TWO, 0x1f80));
+    }
+    // NaNs: quieted, IE for a signalling one.
+    assert_eq!(round("f64", 9, QNAN_A), (QNAN_A, 0x1f80));
+    assert_eq!(round("f64", 9, SNAN_B), (0x7ff8_0000_0000_0002, 0x1f81));
+    assert_eq!(round("f32", 10, 0x3fc0_0000), (0x4000_0000, 0x1f80));
+    assert_eq!(round("f32", 0, 0x3fc0_0000), (0x4000_0000, 0x1fa0));
+}
+
+#[test]
+fn round_vector_lanes() {
+    // 1.5, -1.5, 2.5, -0.5 by each suppressed mode.
+    let v = pack(32, [0x3fc0_0000, 0xbfc0_0000, 0x4020_0000, 0xbf00_0000]);
+    assert_eq!(vop("fround.f32x4, 8", &[v]), pack(32, [0x4000_0000, 0xc000_0000, 0x4000_0000, 0x8000_0000]));
+    assert_eq!(vop("fround.f32x4, 9", &[v]), pack(32, [0x3f80_0000, 0xc000_0000, 0x4000_0000, 0xbf80_0000]));
+    assert_eq!(vop("fround.f32x4, 10", &[v]), pack(32, [0x4000_0000, 0xbf80_0000, 0x4040_0000, 0x8000_0000]));
+    assert_eq!(vop("fround.f32x4, 11", &[v]), pack(32, [0x3f80_0000, 0xbf80_0000, 0x4000_0000, 0x8000_0000]));
+    let d = pack(64, [0x4004_0000_0000_0000, 0xc004_0000_0000_0000]); // 2.5, -2.5
+    assert_eq!(vop("fround.f64x2, 0", &[d]), pack(64, [TWO, MINUS_TWO_F64]));
 }

@@ -345,3 +345,23 @@ fn i128_for_wide_division() {
     assert_eq!(arith("mul", (0, 1 << 32), (0, 1 << 32)), (1, 0));
     assert_eq!(arith("xor", (3, 3), (1, 1)), (2, 2));
 }
+
+#[test]
+fn crc32c_of_each_width() {
+    // CRC-32C check values: "123456789" with the usual initial value and
+    // final inversion gives 0xe3069283; the op does neither, so invert
+    // around it, byte by byte and by eight bytes then one.
+    let crc = |acc: u128, data: u128, bytes: u16| {
+        eval(
+            &[("rax", acc), ("rcx", data)],
+            &format!("v0 = get rax\n v1 = trunc.i32 v0\n v2 = get rcx\n v3 = crc32c.i32 v1, v2, {bytes}"),
+        )
+    };
+    let text = b"123456789";
+    let by_byte = text.iter().fold(0xffff_ffff, |c, b| crc(c, u128::from(*b), 1));
+    assert_eq!(by_byte ^ 0xffff_ffff, 0xe306_9283);
+    let head = u64::from_le_bytes(text[..8].try_into().unwrap());
+    assert_eq!(crc(crc(0xffff_ffff, u128::from(head), 8), u128::from(text[8]), 1) ^ 0xffff_ffff, 0xe306_9283);
+    let words = crc(crc(0xffff_ffff, 0x3433_3231, 4), 0x3635, 2);
+    assert_eq!(words, text[..6].iter().fold(0xffff_ffff, |c, b| crc(c, u128::from(*b), 1)));
+}

@@ -296,3 +296,13 @@ fn lanes_in_and_out() {
         5 << 64
     );
 }
+
+#[test]
+fn shuffle_bytes_picks_by_the_low_four_bits_or_clears() {
+    // Selectors: reversed, then with bits 4-6 set (ignored) and bit 7 set (zero).
+    let sel = pack(8, [15, 14, 13, 12, 0x10, 0x21, 0x42, 0x73, 0x80, 0xff, 0x8f, 3, 3, 3, 0x7f, 0]);
+    assert_eq!(
+        vop("shuffle_bytes.i8x16", &[BYTES, sel]),
+        pack(8, [15, 14, 13, 12, 0, 1, 2, 3, 0, 0, 0, 3, 3, 3, 15, 0])
+    );
+}

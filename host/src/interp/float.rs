@@ -1,6 +1,7 @@
 //! Floating-point ops with x86 SSE semantics under MXCSR, independent of
 //! the host's FPU: arithmetic with x86 NaN propagation, minimum and
-//! maximum, comparison, and the float/integer and float/float conversions
+//! maximum, comparison, rounding to integral values, and the float/integer
+//! and float/float conversions
 //! (scalar and vector forms), each rounded by MXCSR.RC, with DAZ, FTZ and
 //! the exception flags it raises, computed exactly in software.
 //!
@@ -247,6 +248,38 @@ fn sqrt_lane(env: &Env, ty: Type, a: u128) -> (u128, u32) {
     let root = x87_arith::sqrt(x87_value::widen(a as u64, format).value, env.fpcw(pc));
     let narrow = x87_value::narrow(root.value, format, env.fpcw(3));
     (u128::from(narrow.value), u32::from(root.flags) | denormal_flag(ty, &[a]))
+}
+
+/// `fround` on one lane of type `ty` (see the op for `imm`): the value
+/// rounded to an integral one, PE when that changed it (unless imm bit 3
+/// suppresses it); a NaN as for arithmetic.
+pub fn round(env: &mut Env, ty: Type, a: u128, imm: u16) -> u128 {
+    let a = env.operand(ty, a);
+    let r = match nan_operands(ty, &[a]) {
+        Some(n) => n,
+        None => {
+            let mode = if imm & 4 != 0 {
+                env.round()
+            } else {
+                [Round::NearestTiesToEven, Round::TowardNegative, Round::TowardPositive, Round::TowardZero]
+                    [usize::from(imm & 3)]
+            };
+            let (value, status) = match ty {
+                Type::F32 => {
+                    let r = Single::from_bits(a).round_to_integral(mode);
+                    (r.value.to_bits(), r.status)
+                }
+                Type::F64 => {
+                    let r = Double::from_bits(a).round_to_integral(mode);
+                    (r.value.to_bits(), r.status)
+                }
+                _ => not_float(ty),
+            };
+            let pe = if imm & 8 == 0 { u32::from(status_flags(status)) & PE } else { 0 };
+            (value, pe)
+        }
+    };
+    env.raise(r)
 }
 
 /// `fadd fsub fmul fdiv fsqrt fmin fmax` on one lane of type `ty`;

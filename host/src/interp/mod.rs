@@ -238,10 +238,13 @@ fn eval<M: Machine>(
         Opcode::MulAddPairs => vector::mul_add_pairs(ty, arg(0), arg(1)),
         Opcode::SumAbsDiff => vector::sum_abs_diff(ty, arg(0), arg(1)),
         Opcode::MulEvenU => vector::mul_even_u(ty, arg(0), arg(1)),
+        Opcode::ShuffleBytes => vector::shuffle_bytes(arg(0), arg(1)),
+        Opcode::Crc32c => u128::from(int::crc32c(arg(0) as u32, arg(1) as u64, d.aux)),
         Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv | Opcode::Fmin | Opcode::Fmax => {
             lanes::zip(ty, arg(0), arg(1), |_, a, b| float::arith(env, d.op, float_lane, a, b))
         }
         Opcode::Fsqrt => lanes::map(ty, arg(0), |_, a| float::arith(env, d.op, float_lane, a, 0)),
+        Opcode::Fround => lanes::map(ty, arg(0), |_, a| float::round(env, float_lane, a, d.aux)),
         Opcode::Fcmp => {
             let cond = FloatCond::from_u16(d.aux).expect("valid condition");
             lanes::zip(ty, arg(0), arg(1), |_, a, b| lanes::truth(ty, float::compare(env, cond, float_lane, a, b)))

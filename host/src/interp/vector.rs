@@ -1,7 +1,8 @@
 //! Whole-vector ops, those that move data between lanes or change the lane
 //! shape: splat, lane extract and insert, sign-bit masks, shuffles,
 //! interleaves, saturating narrows, byte shifts and the widening
-//! multiply-add, sum-of-differences and even-lane multiply of SSE2.
+//! multiply-add, sum-of-differences and even-lane multiply of SSE2, the
+//! byte table lookup of SSSE3.
 //! `ty` is always the op's type, which names the lane shape.
 
 use aarchx_ir::Type;
@@ -123,4 +124,20 @@ pub fn sum_abs_diff(ty: Type, a: u128, b: u128) -> u128 {
 pub fn mul_even_u(ty: Type, a: u128, b: u128) -> u128 {
     let half = ty.lane_bits() / 2;
     from_lanes(ty.lane_bits(), (0..ty.lanes()).map(|i| lane(a, half, 2 * i) * lane(b, half, 2 * i)))
+}
+
+/// `shuffle_bytes a, b` (pshufb): byte i is byte `b[i] & 15` of `a`, or
+/// zero when the top bit of `b[i]` is set.
+pub fn shuffle_bytes(a: u128, b: u128) -> u128 {
+    from_lanes(
+        8,
+        (0..16).map(|i| {
+            let sel = lane(b, 8, i);
+            if sel & 0x80 != 0 {
+                0
+            } else {
+                lane(a, 8, (sel & 15) as u32)
+            }
+        }),
+    )
 }

@@ -7,7 +7,7 @@
 use std::rc::Rc;
 
 use aarchx_ir::{ExitKind, GuestState, Region, TrapKind};
-use aarchx_pass::{GuestCode, MemoryModel, Options, PassContext, TranslationConfig};
+use aarchx_pass::{CpuLevel, GuestCode, MemoryModel, Options, PassContext, TranslationConfig};
 
 use crate::interp;
 use crate::machine::RegionExit;
@@ -38,7 +38,7 @@ fn lift(bytes: &'static [u8]) -> Rc<Region> {
     let info = &aarchx_passes::decode::INFO;
     let declared: Vec<(&str, _)> = info.options.iter().map(|o| (o.name, (o.default)())).collect();
     let options = Options::validate(&declared, &Default::default()).expect("the lifter's defaults are valid");
-    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
+    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V1 };
     let mut region = Region::new(0);
     (info.create)(&options)
         .run(&PassContext { code: &Bytes(bytes), config: &config }, &mut region)

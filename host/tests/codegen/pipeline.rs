@@ -9,7 +9,7 @@ use aarchx::jit::lower::lower as lower_region;
 use aarchx::jit::CompileOptions;
 use aarchx_ir::verify::verify;
 use aarchx_ir::Region;
-use aarchx_pass::{GuestCode, MemoryModel, Options, PassContext, TranslationConfig};
+use aarchx_pass::{CpuLevel, GuestCode, MemoryModel, Options, PassContext, TranslationConfig};
 use aarchx_passes::BUILTIN;
 
 /// Where the form is placed in guest memory.
@@ -66,7 +66,7 @@ impl GuestCode for Form<'_> {
 /// The arm64 words the backend emits for `bytes` under `variant`, or why
 /// it emits none.
 pub fn lower(bytes: &[u8], variant: &Variant) -> Result<Vec<u32>, String> {
-    let config = TranslationConfig { memory_model: variant.model, tso_vector: false };
+    let config = TranslationConfig { memory_model: variant.model, tso_vector: false, cpu_level: CpuLevel::V3 };
     let code = Form(bytes);
     let cx = PassContext { code: &code, config: &config };
     let mut region = Region::new(GUEST);

@@ -83,7 +83,13 @@ pub fn aarchx(args: &[&str]) -> Command {
 
 /// The guest programs and their arguments, from guest/expect.txt.
 pub fn guest_programs() -> Vec<(String, Vec<String>)> {
-    let text = std::fs::read_to_string(repo_root().join("guest/expect.txt")).expect("guest/expect.txt");
+    programs_in("guest/expect.txt")
+}
+
+/// The programs and their arguments listed in `list` (a path in the
+/// repository: guest/expect.txt, guest/expect-v2.txt).
+pub fn programs_in(list: &str) -> Vec<(String, Vec<String>)> {
+    let text = std::fs::read_to_string(repo_root().join(list)).unwrap_or_else(|e| panic!("{list}: {e}"));
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))

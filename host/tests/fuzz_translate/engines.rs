@@ -16,6 +16,7 @@ use aarchx::plugin::registry::Registry;
 use aarchx::policy::{self, Policy};
 use aarchx::translate::{PassFailure, Pipeline, Variant};
 use aarchx_ir::{ExitKind, Region, TrapKind};
+use aarchx_pass::CpuLevel;
 use iced_x86::Instruction;
 
 use crate::compare::{self, CodeBytes, InterpResult};
@@ -49,6 +50,8 @@ pub struct Translator {
 impl Translator {
     pub fn new(t: Translation) -> Translator {
         let mut policy: Policy = policy::builtin_default();
+        // The sequences run on this CPU, which has every level's forms.
+        policy.cpu_level = CpuLevel::V3;
         if t == Translation::Step {
             policy.apply_set("decode.max_insns=1", None).expect("the default policy has a decode pass");
         }

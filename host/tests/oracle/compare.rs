@@ -15,7 +15,7 @@ use aarchx::machine::Machine;
 use aarchx::machine::RegionExit;
 use aarchx_ir::cond::Helper;
 use aarchx_ir::{ExitKind, GuestState, Region, Type};
-use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
+use aarchx_pass::{CpuLevel, GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
 use aarchx_passes::decode::Decode;
 
 use crate::layout::{Layout, BUF_SIZE};
@@ -60,7 +60,7 @@ pub fn lift(runner: &Runner) -> Result<Region, String> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut region = Region::new(code.addr);
-        let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false };
+        let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V3 };
         let cx = PassContext { code: &code, config: &config };
         let result = Decode { max_insns: 1, follow: false }
             .run(&cx, &mut region)

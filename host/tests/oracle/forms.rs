@@ -329,6 +329,92 @@ pub const SSE: &[Mnemonic] = {
     ]
 };
 
+/// The x86-64-v2 vector instructions: SSE3, SSSE3, SSE4.1 and SSE4.2's
+/// pcmpgtq (legacy encodings with XMM operands), and cmpxchg16b.
+pub const V2: &[Mnemonic] = {
+    use Mnemonic as M;
+    &[
+        M::Lddqu,
+        M::Movddup,
+        M::Movshdup,
+        M::Movsldup,
+        M::Haddps,
+        M::Haddpd,
+        M::Hsubps,
+        M::Hsubpd,
+        M::Addsubps,
+        M::Addsubpd,
+        M::Pabsb,
+        M::Pabsw,
+        M::Pabsd,
+        M::Psignb,
+        M::Psignw,
+        M::Psignd,
+        M::Palignr,
+        M::Phaddw,
+        M::Phaddd,
+        M::Phaddsw,
+        M::Phsubw,
+        M::Phsubd,
+        M::Phsubsw,
+        M::Pmaddubsw,
+        M::Pmulhrsw,
+        M::Pshufb,
+        M::Pblendw,
+        M::Blendps,
+        M::Blendpd,
+        M::Pblendvb,
+        M::Blendvps,
+        M::Blendvpd,
+        M::Ptest,
+        M::Pextrb,
+        M::Pextrw,
+        M::Pextrd,
+        M::Pextrq,
+        M::Extractps,
+        M::Pinsrb,
+        M::Pinsrd,
+        M::Pinsrq,
+        M::Insertps,
+        M::Pmovzxbw,
+        M::Pmovzxbd,
+        M::Pmovzxbq,
+        M::Pmovzxwd,
+        M::Pmovzxwq,
+        M::Pmovzxdq,
+        M::Pmovsxbw,
+        M::Pmovsxbd,
+        M::Pmovsxbq,
+        M::Pmovsxwd,
+        M::Pmovsxwq,
+        M::Pmovsxdq,
+        M::Pmuldq,
+        M::Pmulld,
+        M::Pminsb,
+        M::Pminsd,
+        M::Pminuw,
+        M::Pminud,
+        M::Pmaxsb,
+        M::Pmaxsd,
+        M::Pmaxuw,
+        M::Pmaxud,
+        M::Pcmpeqq,
+        M::Pcmpgtq,
+        M::Packusdw,
+        M::Movntdqa,
+        M::Dpps,
+        M::Dppd,
+        M::Phminposuw,
+        M::Mpsadbw,
+        M::Cmpxchg16b,
+        M::Crc32,
+        M::Roundss,
+        M::Roundsd,
+        M::Roundps,
+        M::Roundpd,
+    ]
+};
+
 /// Encodings left out on purpose: their result is undefined, or they are
 /// not what the mnemonic list means.
 const EXCLUDED: &[Code] = &[
@@ -508,6 +594,11 @@ fn immediates(m: Mnemonic, bits: u32, width: u32, rng: &mut Rng) -> Vec<i64> {
         M::Pslld | M::Psrld | M::Psrad => vec![0, 1, 17, 31, 32, 0xc8],
         M::Psllq | M::Psrlq => vec![0, 1, 33, 63, 64, 0xc8],
         M::Pslldq | M::Psrldq => vec![0, 1, 7, 15, 16, 0xff],
+        M::Palignr => vec![0, 1, 8, 15, 16, 17, 31, 32, 0xff],
+        M::Roundss | M::Roundsd | M::Roundps | M::Roundpd => (0..16).collect(),
+        M::Pblendw | M::Blendps | M::Blendpd | M::Insertps | M::Dpps | M::Dppd | M::Mpsadbw => {
+            vec![random(rng) & 0xff, 0xff, 0x31, 0xa5, 0x0f, 0xf0]
+        }
         _ => {
             let boundary = match bits {
                 8 => {
@@ -538,7 +629,7 @@ fn immediates(m: Mnemonic, bits: u32, width: u32, rng: &mut Rng) -> Vec<i64> {
 pub fn all(layout: &Layout) -> Vec<Form> {
     let mut forms = Vec::new();
     let mut seen = HashSet::new();
-    let wanted: HashSet<Mnemonic> = INTEGER.iter().chain(SETCC).chain(CMOVCC).chain(SSE).copied().collect();
+    let wanted: HashSet<Mnemonic> = INTEGER.iter().chain(SETCC).chain(CMOVCC).chain(SSE).chain(V2).copied().collect();
     for code in Code::values() {
         let op = code.op_code();
         if op.encoding() != EncodingKind::Legacy || !op.mode64() || !op.is_instruction() || EXCLUDED.contains(&code) {
@@ -695,14 +786,9 @@ fn build(code: Code, slots: &[Slot], variant: &Variant, imm: i64, layout: &Layou
             Slot::Rm(_) | Slot::RmXmm | Slot::Mem | Slot::MemOffs if variant.addr.is_some() => {
                 insn.set_op_kind(n, OpKind::Memory);
                 let size = code_memory_size(code);
-                align = if size == 16
-                    && !matches!(m, Mnemonic::Movdqu | Mnemonic::Movups | Mnemonic::Movupd)
-                    && slots.iter().any(|s| matches!(s, Slot::Xmm | Slot::RmXmm))
-                {
-                    16
-                } else {
-                    1
-                };
+                let unaligned = matches!(m, Mnemonic::Movdqu | Mnemonic::Movups | Mnemonic::Movupd | Mnemonic::Lddqu);
+                let xmm = slots.iter().any(|s| matches!(s, Slot::Xmm | Slot::RmXmm));
+                align = if size == 16 && (m == Mnemonic::Cmpxchg16b || (xmm && !unaligned)) { 16 } else { 1 };
                 set_memory(&mut insn, variant.addr.expect("memory variant"), &used, size.max(1), align, layout, rng)?;
             }
             _ => {}
@@ -827,6 +913,7 @@ pub fn uncovered(forms: &[Form]) -> Vec<Mnemonic> {
         .chain(SETCC)
         .chain(CMOVCC)
         .chain(SSE)
+        .chain(V2)
         .chain(&strings)
         .copied()
         .filter(|m| !have.contains(m))

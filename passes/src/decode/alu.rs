@@ -404,6 +404,49 @@ impl L<'_, '_> {
         Outcome::Next
     }
 
+    /// crc32 r32/r64, r/m8..64: the low 32 bits of the destination updated
+    /// with the source's bytes (CRC-32C), zero-extended; no flags.
+    pub fn crc32(&mut self) -> Outcome {
+        let src_ty = self.op_type(1);
+        let data = self.read(1, src_ty);
+        let data = self.resize(data, src_ty, Type::I64);
+        let acc = self.read(0, Type::I32);
+        let bytes = (src_ty.bits() / 8) as u16;
+        let r = self.b.binary_imm(Opcode::Crc32c, Type::I32, acc, data, bytes);
+        let r = self.resize(r, Type::I32, self.op_type(0));
+        self.write(0, r);
+        Outcome::Next
+    }
+
+    /// cmpxchg16b m128: rdx:rax compared with the memory, rcx:rbx stored
+    /// when equal (atomically, locked or not), rdx:rax loaded when not;
+    /// only ZF is written. The 16-byte alignment #GP is not checked (as
+    /// for movdqa). cmpxchg8b (no REX.W) is not lifted.
+    pub fn cmpxchg16b(&mut self) -> Outcome {
+        if self.i.memory_size().size() != 16 {
+            return Outcome::Unsupported;
+        }
+        use iced_x86::Register as R;
+        let pair = |l: &mut Self, hi: R, lo: R| {
+            let h = l.gpr_get(hi);
+            let lo = l.gpr_get(lo);
+            l.bin(Opcode::Concat, Type::I128, h, lo)
+        };
+        let expected = pair(self, R::RDX, R::RAX);
+        let new = pair(self, R::RCX, R::RBX);
+        let addr = self.addr();
+        let old = self.b.ternary(Opcode::AtomicCas, Type::I128, addr, expected, new);
+        let eq = self.icmp(IntCond::Eq, Type::I128, old, expected);
+        self.b.set(Reg::ZF, eq);
+        let lo = self.un(Opcode::Trunc, Type::I64, old);
+        let sixty_four = self.c(Type::I8, 64);
+        let hi = self.bin(Opcode::Lshr, Type::I128, old, sixty_four);
+        let hi = self.un(Opcode::Trunc, Type::I64, hi);
+        self.gpr_set_unless(R::RAX, eq, lo);
+        self.gpr_set_unless(R::RDX, eq, hi);
+        Outcome::Next
+    }
+
     /// Writes `v` to a GPR at its width, or leaves the whole 64-bit
     /// register untouched when `keep` (an i1) holds.
     fn gpr_set_unless(&mut self, reg: iced_x86::Register, keep: Value, v: Value) {

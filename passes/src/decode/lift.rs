@@ -3,7 +3,8 @@
 
 use aarchx_ir::cond::Helper;
 use aarchx_ir::{Builder, Reg, TrapKind, Value};
-use iced_x86::{ConditionCode, Instruction, Mnemonic, OpKind};
+use aarchx_pass::CpuLevel;
+use iced_x86::{ConditionCode, CpuidFeature, Instruction, Mnemonic, OpKind};
 
 use super::operand::L;
 use super::string::StrOp;
@@ -34,11 +35,35 @@ pub enum Outcome {
     Unsupported,
 }
 
-/// Lifts one decoded instruction into the builder's current block.
-pub fn lift(b: &mut Builder<'_>, i: &Instruction) -> Outcome {
+/// The lowest x86-64 level whose CPUs have the instruction: from the CPUID
+/// features the decoder names for its encoding (an encoding fact, like its
+/// length; what it reads and writes is the lifted IR's). Features of no
+/// level here are baseline ones or never lifted.
+fn level_of(i: &Instruction) -> CpuLevel {
+    use CpuidFeature as F;
+    let feature_level = |f: &CpuidFeature| match f {
+        F::SSE3 | F::SSSE3 | F::SSE4_1 | F::SSE4_2 | F::POPCNT | F::CMPXCHG16B => CpuLevel::V2,
+        F::AVX | F::AVX2 | F::FMA | F::F16C | F::BMI1 | F::BMI2 | F::LZCNT | F::MOVBE | F::XSAVE => CpuLevel::V3,
+        _ => CpuLevel::V1,
+    };
+    i.cpuid_features().iter().map(feature_level).max().unwrap_or(CpuLevel::V1)
+}
+
+/// Lifts one decoded instruction into the builder's current block, for a
+/// CPU of `level`: an instruction above it is unsupported (SIGILL), but
+/// tzcnt and lzcnt, which a CPU without BMI1 or LZCNT runs as bsf and bsr
+/// (it ignores their 0xf3 prefix).
+pub fn lift(b: &mut Builder<'_>, i: &Instruction, level: CpuLevel) -> Outcome {
     let mut l = L { b, i };
     use Mnemonic as M;
     let m = i.mnemonic();
+    if level_of(i) > level {
+        return match m {
+            M::Tzcnt => l.bit_scan(M::Bsf),
+            M::Lzcnt => l.bit_scan(M::Bsr),
+            _ => Outcome::Unsupported,
+        };
+    }
     let kinds = || (0..i.op_count()).map(|n| i.op_kind(n));
     if kinds().any(|k| matches!(k, OpKind::MemoryESEDI | OpKind::MemorySegESI | OpKind::MemorySegEDI)) {
         // String operations with 32-bit addresses (0x67 prefix).
@@ -80,6 +105,8 @@ pub fn lift(b: &mut Builder<'_>, i: &Instruction) -> Outcome {
         M::Xchg => l.xchg(),
         M::Xadd => l.xadd(),
         M::Cmpxchg => l.cmpxchg(),
+        M::Cmpxchg16b => l.cmpxchg16b(),
+        M::Crc32 => l.crc32(),
         M::Bswap => l.bswap(),
         M::Bt | M::Bts | M::Btr | M::Btc => l.bit_test(m),
         M::Bsf | M::Bsr | M::Tzcnt | M::Lzcnt | M::Popcnt => l.bit_scan(m),

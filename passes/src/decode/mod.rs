@@ -129,7 +129,7 @@ impl Pass for Decode {
             let block = b.current();
             let mark = b.region.blocks[block.index()].insts.len();
             let nblocks = b.region.blocks.len();
-            match lift::lift(&mut b, &insn) {
+            match lift::lift(&mut b, &insn, cx.config.cpu_level) {
                 Outcome::Next => pc = insn.next_ip(),
                 Outcome::Jump(target) if self.follow && trace.can_follow(cx, target) => pc = target,
                 Outcome::Jump(target) => {

@@ -54,12 +54,31 @@ pub enum MemoryModel {
     Ordered,
 }
 
+/// The x86-64 microarchitecture level the guest's CPU has: what CPUID
+/// reports and what the lifter accepts (an instruction of a higher level
+/// raises SIGILL, as on a CPU without it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CpuLevel {
+    /// x86-64 baseline: SSE2, no SSE3 and later.
+    #[default]
+    V1,
+    /// x86-64-v2: SSE3, SSSE3, SSE4.1, SSE4.2, POPCNT, CMPXCHG16B (what
+    /// of it the lifter implements: all but SSE4.2's string compares).
+    V2,
+    /// x86-64-v3, as far as the lifter implements it (LZCNT, TZCNT). Not
+    /// selectable by a policy until all of v3 is lifted: the oracle lifts
+    /// at this level, where everything implemented is accepted.
+    V3,
+}
+
 /// Settings of the policy that every pass may read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TranslationConfig {
     pub memory_model: MemoryModel,
     /// Order SSE loads and stores too under [`MemoryModel::Ordered`].
     pub tso_vector: bool,
+    /// The guest CPU's level: what the lifter accepts.
+    pub cpu_level: CpuLevel,
 }
 
 /// Read access to guest code.

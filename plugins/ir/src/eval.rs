@@ -1,6 +1,6 @@
 //! The integer semantics of the IR: ops on one lane of a given width (a
 //! whole scalar is one lane): arithmetic, bitwise, shifts and rotates,
-//! min/max, saturation, the bit counts and integer comparison. Operands
+//! min/max, saturation, the bit counts, integer comparison and CRC-32C. Operands
 //! arrive masked to the width; results may carry bits above it, which the
 //! caller masks off.
 //!
@@ -11,6 +11,16 @@
 use crate::{IntCond, Opcode};
 
 /// The low `bits` bits set.
+/// `crc32c.i32 crc, data, bytes`: `crc` updated with the low `bytes`
+/// bytes of `data`, bit by bit, lowest first (the reflected polynomial
+/// 0x82f63b78).
+pub fn crc32c(crc: u32, data: u64, bytes: u16) -> u32 {
+    (0..u32::from(bytes) * 8).fold(crc, |c, i| {
+        let bit = (c ^ (data >> i) as u32) & 1;
+        (c >> 1) ^ if bit != 0 { 0x82f6_3b78 } else { 0 }
+    })
+}
+
 pub fn mask(bits: u32) -> u128 {
     if bits >= 128 {
         u128::MAX

@@ -336,6 +336,19 @@ declare_ops! {
     /// target). Executes as nothing; a write to them invalidates the region
     /// as a write to its instructions does.
     Dep = "dep", Mark;
+    /// Byte i of the 128-bit result is byte `vB[i] & 15` of vA, or zero
+    /// when the top bit of byte i of vB is set (pshufb).
+    ShuffleBytes = "shuffle_bytes", Binary;
+    /// Float vA (lane-wise on vectors) rounded to an integral value of its
+    /// type: IMM bits 1:0 nearest even, down, up, toward zero; bit 2 set
+    /// rounds by MXCSR.RC instead; bit 3 set raises no precision exception
+    /// (roundss/roundps). A signalling NaN raises invalid and is quieted.
+    /// Computes under MXCSR as the ops `fadd` to `fconvert` do.
+    Fround = "fround", UnaryImm;
+    /// The i32 CRC-32C (Castagnoli, bit-reflected, no inversion) vA
+    /// updated with the low IMM bytes (1, 2, 4 or 8) of the i64 vB, low
+    /// byte first (crc32).
+    Crc32c = "crc32c", BinaryImm;
 }
 
 impl Opcode {
@@ -351,7 +364,8 @@ impl Opcode {
         self.format().is_terminator()
     }
 
-    /// Whether this is one of the SSE float ops (`fadd` to `fconvert`),
+    /// Whether this is one of the SSE float ops (`fadd` to `fconvert`, and
+    /// `fround`),
     /// which compute under the guest's MXCSR as the SSE instruction does:
     /// rounding by RC, denormal operands read as zero under DAZ, tiny
     /// results flushed to zero under FTZ (when underflow is masked). Each
@@ -377,6 +391,7 @@ impl Opcode {
                 | Opcode::FcvtToSint
                 | Opcode::SintToF
                 | Opcode::Fconvert
+                | Opcode::Fround
         )
     }
 

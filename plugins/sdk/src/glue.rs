@@ -7,7 +7,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::ffi::c_void;
 
-use aarchx_pass::{GuestCode, MemoryModel, PassContext, TranslationConfig};
+use aarchx_pass::{CpuLevel, GuestCode, MemoryModel, PassContext, TranslationConfig};
 use aarchx_plugin_abi::options::decode_options;
 use aarchx_plugin_abi::{decode_region, encode_region, encode_report, OutBuf, RunContext, STATUS_ERROR, STATUS_OK};
 
@@ -53,6 +53,9 @@ pub unsafe extern "C" fn run<P: PluginPass>(
         let config = TranslationConfig {
             memory_model: if cx.memory_model == 1 { MemoryModel::Ordered } else { MemoryModel::Plain },
             tso_vector: cx.tso_vector != 0,
+            // Plugin ABI 1 does not carry the level: a plugin pass lifts
+            // for the baseline.
+            cpu_level: CpuLevel::V1,
         };
         let code = HostCode(cx);
         pass.run(&PassContext { code: &code, config: &config }, &mut region).map_err(|e| e.0)?;

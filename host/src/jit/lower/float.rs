@@ -88,6 +88,7 @@ impl Lowerer<'_> {
             Opcode::FcvtToSint => self.to_sint(v, d),
             Opcode::SintToF => self.from_sint(v, d),
             Opcode::Fconvert => self.fconvert(v, d),
+            Opcode::Fround => self.fround(v, d),
             _ => false,
         };
         if ok {
@@ -95,6 +96,40 @@ impl Lowerer<'_> {
         } else {
             Err(self.decline(d))
         }
+    }
+
+    /// `fround`: frintn, frintm, frintp or frintz by the mode (MXCSR.RC is
+    /// nearest whenever translated code runs); a NaN comes out quieted, as
+    /// on x86. With the precision exception wanted only nearest is
+    /// lowered (frintx, whose IXC is x86's PE); the other modes decline.
+    fn fround(&mut self, v: Value, d: &InstData) -> bool {
+        let ty = d.ty;
+        let mode = if d.aux & 4 != 0 { 0 } else { d.aux & 3 };
+        let suppress = d.aux & 8 != 0;
+        if (!suppress && mode != 0) || !(ty.is_float() || is_float_vector(ty)) {
+            return false;
+        }
+        let a = self.vsrc(d.arg(0), 0);
+        let r = self.vdst(v, 2);
+        macro_rules! frint {
+            ($op:ident) => {
+                match ty {
+                    Type::F32 => a64!(self.ops; $op S(r), S(a)),
+                    Type::F64 => a64!(self.ops; $op D(r), D(a)),
+                    Type::F32X4 => a64!(self.ops; $op V(r).S4, V(a).S4),
+                    _ => a64!(self.ops; $op V(r).D2, V(a).D2),
+                }
+            };
+        }
+        match (mode, suppress) {
+            (0, false) => frint!(frintx),
+            (0, true) => frint!(frintn),
+            (1, _) => frint!(frintm),
+            (2, _) => frint!(frintp),
+            _ => frint!(frintz),
+        }
+        self.vdone(v, r);
+        true
     }
 
     fn scalar_arith(&mut self, v: Value, d: &InstData) -> bool {

@@ -173,6 +173,22 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// `crc32c`: arm64's crc32c of the data width (the same CRC, also
+    /// without inversion).
+    pub(super) fn crc32c(&mut self, v: Value, d: &InstData) -> Result<(), Decline> {
+        let a = self.xsrc(d.arg(0), 0);
+        let b = self.xsrc(d.arg(1), 1);
+        let dst = self.xdst(v, 3);
+        match d.aux {
+            1 => a64!(self.ops; crc32cb W(dst), W(a), W(b)),
+            2 => a64!(self.ops; crc32ch W(dst), W(a), W(b)),
+            4 => a64!(self.ops; crc32cw W(dst), W(a), W(b)),
+            _ => a64!(self.ops; crc32cx W(dst), W(a), X(b)),
+        }
+        self.xdone(v, dst);
+        Ok(())
+    }
+
     /// Sets the flags for `icmp cond a, b` at `bits` and returns the
     /// condition to test: a constant `b` in `cmp`'s 12-bit immediate
     /// (or `cmn`'s), 32-bit compares on W registers, 8- and 16-bit signed

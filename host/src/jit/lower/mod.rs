@@ -409,8 +409,10 @@ impl<'r> Lowerer<'r> {
             | O::Fcmp
             | O::FcvtToSint
             | O::SintToF
-            | O::Fconvert => self.float_op(v, &d),
+            | O::Fconvert
+            | O::Fround => self.float_op(v, &d),
             O::Select | O::Bitcast => self.generic_op(v, &d),
+            O::Crc32c => self.crc32c(v, &d),
             O::Splat
             | O::ExtractLane
             | O::InsertLane
@@ -425,7 +427,8 @@ impl<'r> Lowerer<'r> {
             | O::ByteShr
             | O::MulAddPairs
             | O::SumAbsDiff
-            | O::MulEvenU => self.vector_op(v, &d),
+            | O::MulEvenU
+            | O::ShuffleBytes => self.vector_op(v, &d),
             _ if d.ty.is_vector() => self.vector_op(v, &d),
             _ if d.ty == Type::I128 || self.operand_is_i128(&d) => self.int128_op(v, &d),
             _ => self.int_op(v, &d),

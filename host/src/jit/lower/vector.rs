@@ -1,7 +1,8 @@
 //! Integer vector ops on NEON (lane-wise arithmetic, compares, shifts by
 //! a scalar amount) and the ops that move data between lanes or change
 //! the lane shape (splat, lane extract/insert, sign masks, shuffles,
-//! interleaves, narrows, byte shifts and the SSE2 widening ops).
+//! interleaves, narrows, byte shifts, the SSE2 widening ops and the
+//! byte table lookup).
 //! `v128` is treated as two 64-bit lanes, as the interpreter does.
 //!
 //! Declined: vector division and rotates, `avg_u` on 64-bit lanes, the
@@ -386,6 +387,17 @@ impl Lowerer<'_> {
                     ; umull V(3).D2, V(VT0).S2, V(VT1).S2
                 );
             }
+            Opcode::ShuffleBytes => {
+                // tbl gives zero for indices of 16 and more: keep bit 7
+                // and the low four.
+                self.ldq(0, d.arg(0));
+                self.ldq(1, d.arg(1));
+                a64!(self.ops
+                    ; movi V(VT0).B16, #0x8f
+                    ; and V(1).B16, V(1).B16, V(VT0).B16
+                    ; tbl v3.b16, {v0.b16}, v1.b16
+                );
+            }
             _ => return false,
         }
         self.stq(3, v);
@@ -451,5 +463,6 @@ fn is_shape_op(op: Opcode) -> bool {
             | Opcode::MulAddPairs
             | Opcode::SumAbsDiff
             | Opcode::MulEvenU
+            | Opcode::ShuffleBytes
     )
 }

@@ -205,7 +205,9 @@ fn fuzz_cases_on_the_jit() {
     let (code_at, buffer_at, exit_at) = (number(code_at) as u64, number(buffer_at) as u64, number(exit_at) as u64);
     crate::signals::install_fault_handlers();
     let mut buffer = Buffer::map(buffer_at);
-    let policy = policy::builtin_default();
+    let mut policy = policy::builtin_default();
+    // The sequences ran on an x86-64 CPU with every level's forms.
+    policy.cpu_level = aarchx_pass::CpuLevel::V3;
     let registry = Registry::builtin(aarchx_passes::BUILTIN);
     let passes = policy.validate(&registry).expect("the default policy validates");
     let mut pipeline =

@@ -4,7 +4,7 @@
 //! memory models.
 
 use aarchx_ir::Region;
-use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
+use aarchx_pass::{CpuLevel, GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
 use aarchx_passes::decode::Decode;
 use iced_x86::code_asm::*;
 
@@ -34,7 +34,7 @@ fn lift(program: Program, model: MemoryModel) -> (Region, usize) {
     let count = a.instructions().len();
     a.int3().expect("assembles");
     let code = Code(a.assemble(CODE).expect("assembles"));
-    let config = TranslationConfig { memory_model: model, tso_vector: true };
+    let config = TranslationConfig { memory_model: model, tso_vector: true, cpu_level: CpuLevel::V3 };
     let context = PassContext { code: &code, config: &config };
     let mut region = Region::new(CODE);
     Decode { max_insns: 64, follow: false }.run(&context, &mut region).expect("lifts");
@@ -219,8 +219,74 @@ fn sse_int(a: &mut CodeAssembler) -> Result<(), IcedError> {
     Ok(())
 }
 
-const PROGRAMS: [(&str, Program); 6] =
-    [("alu", alu), ("shifts", shifts), ("muldiv", muldiv), ("memory", memory), ("sse", sse), ("sse_int", sse_int)];
+/// The x86-64-v2 instructions (SSE3, SSSE3, SSE4.1, SSE4.2's pcmpgtq and
+/// crc32, popcnt), whose lifts compose the IR's vector ops.
+fn v2(a: &mut CodeAssembler) -> Result<(), IcedError> {
+    a.movddup(xmm0, xmm1)?;
+    a.movshdup(xmm2, xmm3)?;
+    a.movsldup(xmm4, xmmword_ptr(rdi + 0x40))?;
+    a.haddps(xmm5, xmm6)?;
+    a.hsubpd(xmm7, xmm8)?;
+    a.addsubps(xmm9, xmm10)?;
+    a.addsubpd(xmm11, xmm12)?;
+    a.pabsb(xmm13, xmm14)?;
+    a.pabsd(xmm15, xmm0)?;
+    a.psignw(xmm1, xmm2)?;
+    a.palignr(xmm3, xmm4, 5)?;
+    a.palignr(xmm5, xmm6, 20)?;
+    a.phaddw(xmm7, xmm8)?;
+    a.phsubsw(xmm9, xmm10)?;
+    a.phaddd(xmm11, xmm12)?;
+    a.pmaddubsw(xmm13, xmm14)?;
+    a.pmulhrsw(xmm15, xmm1)?;
+    a.pshufb(xmm2, xmm3)?;
+    a.pblendw(xmm4, xmm5, 0xa5)?;
+    a.blendps(xmm6, xmm7, 0x6)?;
+    a.blendvpd(xmm8, xmm9)?;
+    a.pblendvb(xmm10, xmm11)?;
+    a.ptest(xmm12, xmm13)?;
+    a.setb(al)?;
+    a.sete(bl)?;
+    a.pextrb(ecx, xmm14, 13)?;
+    a.pextrq(rdx, xmm15, 1)?;
+    a.extractps(dword_ptr(rdi + 0x64), xmm0, 2)?;
+    a.pinsrb(xmm1, esi, 9)?;
+    a.pinsrq(xmm2, rax, 1)?;
+    a.insertps(xmm3, xmm4, 0x9c)?;
+    a.pmovzxbw(xmm5, xmm6)?;
+    a.pmovsxbd(xmm7, dword_ptr(rdi + 0x13))?;
+    a.pmovsxwq(xmm8, xmm9)?;
+    a.pmovzxdq(xmm10, xmm11)?;
+    a.pmuldq(xmm12, xmm13)?;
+    a.pmulld(xmm14, xmm15)?;
+    a.pminsb(xmm0, xmm1)?;
+    a.pmaxud(xmm2, xmm3)?;
+    a.pcmpeqq(xmm4, xmm5)?;
+    a.pcmpgtq(xmm6, xmm7)?;
+    a.packusdw(xmm8, xmm9)?;
+    a.dpps(xmm10, xmm11, 0xf1)?;
+    a.dppd(xmm12, xmm13, 0x33)?;
+    a.phminposuw(xmm14, xmm15)?;
+    a.mpsadbw(xmm0, xmm1, 5)?;
+    a.roundsd(xmm2, xmm3, 9)?;
+    a.roundps(xmm4, xmm5, 4)?;
+    a.roundpd(xmm6, xmm7, 0)?;
+    a.popcnt(rcx, rdx)?;
+    a.crc32(eax, bl)?;
+    a.crc32(rsi, rdx)?;
+    a.crc32(edi, word_ptr(rdi + 0x30))?;
+    Ok(())
+}
+
+const PROGRAMS: [(&str, Program); 7] = [
+    ("alu", alu),
+    ("shifts", shifts),
+    ("muldiv", muldiv),
+    ("memory", memory),
+    ("sse", sse),
+    ("sse_int", sse_int),
+    ("v2", v2),
+];
 
 #[test]
 fn lifted_programs_plain_and_ordered() {

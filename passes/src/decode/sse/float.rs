@@ -39,6 +39,8 @@ pub(super) fn packed_op(m: Mnemonic) -> Option<(Opcode, Type, u16)> {
         M::Cvtps2pd => (O::Fconvert, T::F64X2),
         M::Cvtpd2ps => (O::Fconvert, T::F32X4),
         // fcvt_to_sint.i32x4 mode: bit 0 rounds, bit 1 takes f64x2.
+        M::Roundps => (O::Fround, T::F32X4),
+        M::Roundpd => (O::Fround, T::F64X2),
         M::Cvttps2dq => return Some((O::FcvtToSint, T::I32X4, 0)),
         M::Cvtps2dq => return Some((O::FcvtToSint, T::I32X4, 1)),
         M::Cvttpd2dq => return Some((O::FcvtToSint, T::I32X4, 2)),
@@ -75,6 +77,8 @@ pub(super) fn scalar_op(m: Mnemonic) -> Option<(Opcode, Type)> {
         M::Cvtsi2sd => (O::SintToF, T::F64),
         M::Cvtsd2ss => (O::Fconvert, T::F32),
         M::Cvtss2sd => (O::Fconvert, T::F64),
+        M::Roundss => (O::Fround, T::F32),
+        M::Roundsd => (O::Fround, T::F64),
         _ => return None,
     })
 }

@@ -1,7 +1,7 @@
 //! Packed integer instructions: the table of those shaped `dst =
 //! op.T(dst, src)` (bitwise logic, wrapping and saturating arithmetic,
 //! compares, min/max, averages, multiplies, interleaves, packs, shuffles,
-//! byte shifts), and the lane shifts by an immediate or an XMM/m128 count.
+//! byte shifts, with their SSSE3, SSE4.1 and SSE4.2 additions), and the lane shifts by an immediate or an XMM/m128 count.
 
 use aarchx_ir::{IntCond, Opcode, Type};
 use iced_x86::Mnemonic;
@@ -44,7 +44,20 @@ pub(super) fn packed_op(m: Mnemonic) -> Option<(Opcode, Type, u16)> {
         M::Pcmpgtb => cmp(IntCond::Sgt, T::I8X16),
         M::Pcmpgtw => cmp(IntCond::Sgt, T::I16X8),
         M::Pcmpgtd => cmp(IntCond::Sgt, T::I32X4),
+        M::Pcmpeqq => cmp(IntCond::Eq, T::I64X2),
+        M::Pcmpgtq => cmp(IntCond::Sgt, T::I64X2),
         M::Pminub => op(O::Umin, T::I8X16),
+        M::Pminuw => op(O::Umin, T::I16X8),
+        M::Pminud => op(O::Umin, T::I32X4),
+        M::Pmaxuw => op(O::Umax, T::I16X8),
+        M::Pmaxud => op(O::Umax, T::I32X4),
+        M::Pminsb => op(O::Smin, T::I8X16),
+        M::Pminsd => op(O::Smin, T::I32X4),
+        M::Pmaxsb => op(O::Smax, T::I8X16),
+        M::Pmaxsd => op(O::Smax, T::I32X4),
+        M::Pmulld => op(O::Mul, T::I32X4),
+        M::Packusdw => op(O::NarrowU, T::I16X8),
+        M::Pshufb => op(O::ShuffleBytes, T::I8X16),
         M::Pmaxub => op(O::Umax, T::I8X16),
         M::Pminsw => op(O::Smin, T::I16X8),
         M::Pmaxsw => op(O::Smax, T::I16X8),

@@ -1,6 +1,8 @@
 //! SSE and SSE2, the x86-64 v1 baseline: moves, packed integer, scalar and
-//! packed float arithmetic, compares, shuffles and conversions. Only the
-//! XMM forms: an MMX (mm register) operand makes any of them unsupported.
+//! packed float arithmetic, compares, shuffles and conversions; and the
+//! vector instructions of x86-64-v2 (SSE3, SSSE3, SSE4.1, pcmpgtq), in the
+//! tables where they fit and in [`v2`] where they do not. Only the XMM
+//! forms: an MMX (mm register) operand makes any of them unsupported.
 //!
 //! Most instructions share one of three shapes and are table-driven:
 //! packed `dst = op.T(dst, src[, imm])` over the whole register
@@ -14,6 +16,7 @@
 mod float;
 mod int;
 mod moves;
+mod v2;
 
 use aarchx_ir::{InstData, Opcode, Type, Value};
 use iced_x86::{Mnemonic, OpKind};
@@ -73,13 +76,16 @@ impl L<'_, '_> {
             M::Pmovmskb => self.xmovmsk(T::I8X16),
             M::Movmskps => self.xmovmsk(T::I32X4),
             M::Movmskpd => self.xmovmsk(T::I64X2),
-            M::Pextrw => self.xpextrw(),
+            M::Pextrw => {
+                self.xextract(T::I16);
+                Outcome::Next
+            }
             M::Pinsrw => self.xpinsrw(),
             M::Ucomiss | M::Comiss => self.xucomi(T::F32, m == M::Comiss),
             M::Ucomisd | M::Comisd => self.xucomi(T::F64, m == M::Comisd),
             M::Cvttss2si | M::Cvtss2si => self.xcvt_to_int(T::F32, m == M::Cvtss2si),
             M::Cvttsd2si | M::Cvtsd2si => self.xcvt_to_int(T::F64, m == M::Cvtsd2si),
-            _ => Outcome::Unsupported,
+            _ => self.xv2(m),
         }
     }
 

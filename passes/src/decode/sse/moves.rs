@@ -1,7 +1,7 @@
 //! Data movement between XMM registers, GPRs and memory: whole-register
 //! moves, the low-lane moves (movd/movq, movss/movsd) with their zeroing
 //! and merging rules, the 64-bit half moves (movlps, movhps, movlhps,
-//! movhlps...), sign-bit masks and the word extract/insert.
+//! movhlps...), sign-bit masks and the word insert.
 
 use aarchx_ir::{Opcode, Type};
 
@@ -61,19 +61,6 @@ impl L<'_, '_> {
         let v = self.xget(1);
         let m = self.un(Opcode::Movmsk, ty, v);
         let r = self.resize(m, Type::I32, self.op_type(0));
-        self.write(0, r);
-        Outcome::Next
-    }
-
-    /// pextrw r32/r64, xmm, imm8 (the m16 destination is SSE4.1).
-    pub(super) fn xpextrw(&mut self) -> Outcome {
-        if self.is_mem(0) {
-            return Outcome::Unsupported;
-        }
-        let n = self.ximm8().unwrap_or(0) & 7;
-        let v = self.xget(1);
-        let w = self.xlane(v, Type::I16, n);
-        let r = self.resize(w, Type::I16, self.op_type(0));
         self.write(0, r);
         Outcome::Next
     }
