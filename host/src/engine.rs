@@ -97,7 +97,8 @@ impl Engine {
 
     /// Runs `region` (translated for `state.rip`) once, or on the JIT, as far
     /// as chained blocks take it: the one place a region is run for the
-    /// dispatcher. While the guest handles SIGSEGV or SIGBUS, the exit is
+    /// dispatcher. While the guest handles SIGSEGV or SIGBUS, and once a
+    /// code page has been write-protected, the exit is
     /// exact: a JIT run is then one region, journaled, and when it faults
     /// its stores are undone and the interpreter replays the region from
     /// its entry, stopping at the faulting instruction with the state
@@ -262,11 +263,13 @@ fn run_jit(
     use crate::machine::Machine;
 
     let rip = state.rip;
-    // While the guest handles memory faults, a faulting run is replayed on
-    // the interpreter from the region's entry (below): its stores
-    // are journaled so that they can be undone first, and a region whose
+    // While the guest handles memory faults, or code pages are
+    // write-protected (a store to one faults, and the dispatcher lets it
+    // run again: `crate::code_pages`), a faulting run is replayed on the
+    // interpreter from the region's entry (below): its stores are
+    // journaled so that they can be undone first, and a region whose
     // runtime helpers store (not journaled) is interpreted.
-    let exact = process.catches_memory_faults();
+    let exact = process.catches_memory_faults() || crate::code_pages::protecting();
     let options = CompileOptions { journal: exact };
     let block = match jit.lookup_with(rip, options) {
         Some(b) => b,
