@@ -73,6 +73,11 @@ pub enum EngineError {
     Setup(String),
     #[error("{0}")]
     Mismatch(String),
+    /// A translated run that was not journaled stored into a page another
+    /// thread had write-protected for its code meanwhile: its state at
+    /// the fault is not exact, so the store cannot run again.
+    #[error("a store to {0:#x}, a page of code another thread had just translated, faulted in a translated run that cannot be replayed")]
+    Inexact(u64),
 }
 
 impl Engine {
@@ -315,6 +320,13 @@ fn run_jit(
         crate::jit::journal::undo(jit.journal());
         *state = entry;
         return Ok((crate::counters::muted(|| interp::run_region(region, state, &mut GuestAccess)), true));
+    }
+    if let RegionExit::Fault { fault } = out.exit {
+        // Not exact, so it cannot be a store to protected code to be run
+        // again, unless another thread protected a page during this run.
+        if crate::code_pages::may_be_code_write(&fault) && crate::code_pages::protecting() {
+            return Err(EngineError::Inexact(fault.addr));
+        }
     }
     if let Some(stub) = out.chain {
         if let Some(target) = jit.lookup(state.rip) {

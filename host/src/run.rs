@@ -48,7 +48,7 @@ impl RunError {
         match self {
             RunError::Policy(_) | RunError::Rootfs(_) | RunError::Plugin(_) => 2,
             RunError::Load(e) => e.exit_status(),
-            RunError::Translate(_) | RunError::Engine(EngineError::Setup(_)) => 4,
+            RunError::Translate(_) | RunError::Engine(EngineError::Setup(_) | EngineError::Inexact(_)) => 4,
             RunError::Engine(EngineError::Mismatch(_)) => 3,
         }
     }
