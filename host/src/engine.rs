@@ -73,6 +73,11 @@ pub enum EngineError {
     Setup(String),
     #[error("{0}")]
     Mismatch(String),
+    /// A translated run that was not journaled stored into a page another
+    /// thread had write-protected for its code meanwhile: its state at
+    /// the fault is not exact, so the store cannot run again.
+    #[error("a store to {0:#x}, a page of code another thread had just translated, faulted in a translated run that cannot be replayed")]
+    Inexact(u64),
 }
 
 impl Engine {
@@ -97,7 +102,8 @@ impl Engine {
 
     /// Runs `region` (translated for `state.rip`) once, or on the JIT, as far
     /// as chained blocks take it: the one place a region is run for the
-    /// dispatcher. While the guest handles SIGSEGV or SIGBUS, the exit is
+    /// dispatcher. While the guest handles SIGSEGV or SIGBUS, and once a
+    /// code page has been write-protected, the exit is
     /// exact: a JIT run is then one region, journaled, and when it faults
     /// its stores are undone and the interpreter replays the region from
     /// its entry, stopping at the faulting instruction with the state
@@ -262,11 +268,13 @@ fn run_jit(
     use crate::machine::Machine;
 
     let rip = state.rip;
-    // While the guest handles memory faults, a faulting run is replayed on
-    // the interpreter from the region's entry (below): its stores
-    // are journaled so that they can be undone first, and a region whose
+    // While the guest handles memory faults, or code pages are
+    // write-protected (a store to one faults, and the dispatcher lets it
+    // run again: `crate::code_pages`), a faulting run is replayed on the
+    // interpreter from the region's entry (below): its stores are
+    // journaled so that they can be undone first, and a region whose
     // runtime helpers store (not journaled) is interpreted.
-    let exact = process.catches_memory_faults();
+    let exact = process.catches_memory_faults() || crate::code_pages::protecting();
     let options = CompileOptions { journal: exact };
     let block = match jit.lookup_with(rip, options) {
         Some(b) => b,
@@ -312,6 +320,13 @@ fn run_jit(
         crate::jit::journal::undo(jit.journal());
         *state = entry;
         return Ok((crate::counters::muted(|| interp::run_region(region, state, &mut GuestAccess)), true));
+    }
+    if let RegionExit::Fault { fault } = out.exit {
+        // Not exact, so it cannot be a store to protected code to be run
+        // again, unless another thread protected a page during this run.
+        if crate::code_pages::may_be_code_write(&fault) && crate::code_pages::protecting() {
+            return Err(EngineError::Inexact(fault.addr));
+        }
     }
     if let Some(stub) = out.chain {
         if let Some(target) = jit.lookup(state.rip) {

@@ -7,6 +7,7 @@
 
 pub mod binfmt;
 pub mod bounds;
+pub mod code_pages;
 pub mod cli;
 pub mod counters;
 pub mod cpuid;

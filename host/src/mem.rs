@@ -32,6 +32,7 @@ use aarchx_ir::cond::Helper;
 use aarchx_ir::{GuestState, Type};
 use aarchx_pass::GuestCode;
 
+use crate::code_pages::CodePages;
 use crate::machine::Machine;
 
 /// The guest's page size (x86-64).
@@ -126,6 +127,8 @@ pub struct GuestMemory {
     regions: BTreeMap<u64, Region>,
     host_page: u64,
     brk: Brk,
+    /// Pages translated code depends on (see `crate::code_pages`).
+    code: CodePages,
 }
 
 fn round_up(v: u64, to: u64) -> Option<u64> {
@@ -280,7 +283,7 @@ impl GuestMemory {
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         let host_page =
             u64::try_from(page).ok().filter(|p| p.is_power_of_two() && *p >= GUEST_PAGE).unwrap_or(GUEST_PAGE);
-        GuestMemory { regions: BTreeMap::new(), host_page, brk: Brk::default() }
+        GuestMemory { regions: BTreeMap::new(), host_page, brk: Brk::default(), code: CodePages::new(host_page) }
     }
 
     fn host_up(&self, v: u64) -> Option<u64> {
@@ -640,6 +643,8 @@ impl GuestMemory {
                 return Err(e);
             }
             self.set_range(addr, end, Some(prot));
+            self.reprotect_code(addr, end);
+            self.note_shared_code(addr, end, prot, flags);
             return Ok((addr, old.iter().any(|(_, _, p)| p & PROT_EXEC != 0)));
         }
         let (hint, extra) = if flags & MAP_FIXED_NOREPLACE != 0 {
@@ -657,6 +662,7 @@ impl GuestMemory {
             return Err(if extra != 0 { Errno::EEXIST } else { Errno::ENOMEM });
         }
         self.set_range(got, got + len, Some(prot));
+        self.note_shared_code(got, got + len, prot, flags);
         Ok((got, false))
     }
 
@@ -676,6 +682,7 @@ impl GuestMemory {
         for &(s, e, _) in &owned {
             self.sync_host(s, e)?;
         }
+        self.reprotect_code(addr, end);
         Ok(owned.iter().any(|(_, _, p)| p & PROT_EXEC != 0))
     }
 
@@ -700,8 +707,10 @@ impl GuestMemory {
                 self.set_range(s, e, Some(p));
             }
             self.sync_host(addr, end).ok();
+            self.reprotect_code(addr, end);
             return Err(e);
         }
+        self.reprotect_code(addr, end);
         Ok(prot & PROT_EXEC == 0 && old.iter().any(|(_, _, p)| p & PROT_EXEC != 0))
     }
 
@@ -744,6 +753,7 @@ impl GuestMemory {
         } else {
             Vec::new()
         };
+        let had_code = !self.code.protected_in(old, old_end).is_empty();
         // SAFETY: the old range is guest-owned; a fixed target is
         // guest-owned or was just claimed.
         let got = match unsafe { host::remap(old, old_len, new_len, flags as i32, new_addr) } {
@@ -764,6 +774,13 @@ impl GuestMemory {
         } else {
             self.set_range(old_end, old + new_len, Some(prot));
         }
+        if moved && had_code {
+            // The pages moved with the write protection of their code,
+            // which stays behind (the old range's code is dropped).
+            // SAFETY: `[got, got + new_len)` is the guest's mapping just made.
+            unsafe { host::protect(got, new_len, host_prot(prot)) }.ok();
+        }
+        self.reprotect_code(old, old_end.max(old + new_len));
         let code_lost = (moved && !dontunmap) || new_len < old_len;
         Ok((got, prot & PROT_EXEC != 0 && code_lost))
     }
@@ -803,6 +820,7 @@ impl GuestMemory {
                 unsafe { std::ptr::write_bytes(new_end as usize as *mut u8, 0, (zero_end - new_end) as usize) };
             }
             self.set_range(new_end, old_end, None);
+            self.reprotect_code(new_end, old_end);
         } else {
             self.set_range(old_end, new_end, Some(PROT_READ | PROT_WRITE));
         }
@@ -829,6 +847,124 @@ impl GuestMemory {
             }
         }
         Ok(0)
+    }
+
+    // ----- self-modifying code (see `crate::code_pages`) -----
+
+    /// The union of the guest protections on the host page at `page`, or
+    /// `None` when the guest owns none of it.
+    fn page_prot(&self, page: u64) -> Option<u32> {
+        self.owned(page, page + self.host_page).iter().map(|p| p.2).reduce(|a, b| a | b)
+    }
+
+    /// Translated code now depends on the guest bytes in `ranges`: their
+    /// writable host pages are write-protected, so that a store to them is
+    /// seen. Returns whether any of them is self-checking: the region must
+    /// then compare its bytes before each run.
+    pub fn protect_code(&mut self, ranges: &[(u64, u64)]) -> bool {
+        let mut checks = false;
+        for &(start, end) in ranges {
+            let pages: Vec<u64> = self.code.pages(start, end).collect();
+            for page in pages {
+                if self.code.is_self_checking(page) {
+                    checks = true;
+                    continue;
+                }
+                if self.code.is_protected(page) {
+                    continue;
+                }
+                let Some(prot) = self.page_prot(page).filter(|p| p & PROT_WRITE != 0) else { continue };
+                // SAFETY: the page holds guest code, so it is the guest's;
+                // only its write permission goes.
+                match unsafe { host::protect(page, self.host_page, host_prot(prot & !PROT_WRITE)) } {
+                    Ok(()) => self.code.protected(page),
+                    Err(e) => {
+                        // Unprotectable: the page checks its own bytes.
+                        tracing::debug!(page = format_args!("{page:#x}"), %e, "cannot write-protect a code page");
+                        self.code.shared_code(page, page + 1);
+                        checks = true;
+                    }
+                }
+            }
+        }
+        checks
+    }
+
+    /// A guest store to `addr` faulted for want of write permission while
+    /// running the region whose code lies in `region`: if the page is one
+    /// protected for its code, it is made writable again and recorded as
+    /// written (the dispatcher invalidates its translations), and the
+    /// store is to run again: returns true. Otherwise the fault is the
+    /// guest's.
+    pub fn code_write_fault(&mut self, addr: u64, region: &[(u64, u64)]) -> bool {
+        let page = self.host_down(addr);
+        if !self.code.is_protected(page) {
+            return false;
+        }
+        let own_code = region.iter().any(|&(s, e)| s < page + self.host_page && page < e);
+        self.code.write_faulted(page, own_code);
+        self.restore_write(page);
+        true
+    }
+
+    /// A host system call failed with EFAULT: every protected code page
+    /// is made writable again and recorded as written, so the call can be
+    /// retried. Returns whether there was any.
+    pub fn unprotect_all_code(&mut self) -> bool {
+        let pages = self.code.unprotect_all();
+        for &page in &pages {
+            self.restore_write(page);
+        }
+        !pages.is_empty()
+    }
+
+    /// The code pages written since the last call, as (start, length).
+    pub fn take_written_code(&mut self) -> Vec<(u64, u64)> {
+        self.code.take_written()
+    }
+
+    /// A shared mapping that is executable can change through another
+    /// mapping without a fault here: its pages check their own bytes.
+    fn note_shared_code(&mut self, start: u64, end: u64, prot: u32, flags: u32) {
+        if flags & MAP_TYPE & libc::MAP_SHARED as u32 != 0 && prot & PROT_EXEC != 0 {
+            self.code.shared_code(start, end);
+        }
+    }
+
+    /// Gives the host page at `page` its guest protection back.
+    fn restore_write(&self, page: u64) {
+        if let Some(prot) = self.page_prot(page) {
+            // SAFETY: the page is the guest's (it held guest code); it gets
+            // the protection the guest gave it.
+            if let Err(e) = unsafe { host::protect(page, self.host_page, host_prot(prot)) } {
+                tracing::warn!(page = format_args!("{page:#x}"), %e, "cannot make a code page writable again");
+            }
+        }
+    }
+
+    /// After the map changed in `[start, end)`: protected code pages the
+    /// guest no longer owns are forgotten, the others keep their write
+    /// protection (the change gave them the guest's protection back).
+    fn reprotect_code(&mut self, start: u64, end: u64) {
+        let hp = self.host_page;
+        let Some(end) = self.host_up(end) else { return };
+        let start = self.host_down(start);
+        for page in self.code.protected_in(start, end) {
+            match self.page_prot(page) {
+                None => self.code.forget(page),
+                Some(prot) if prot & PROT_WRITE != 0 => {
+                    // SAFETY: the guest owns the page; only its write
+                    // permission goes, as before the change.
+                    unsafe { host::protect(page, hp, host_prot(prot & !PROT_WRITE)) }.ok();
+                }
+                Some(_) => {}
+            }
+        }
+        let unowned: Vec<u64> =
+            self.code.self_checking_in(start, end).into_iter().filter(|&p| self.page_prot(p).is_none()).collect();
+        for page in unowned {
+            self.code.forget(page);
+        }
     }
 
     /// The guest-owned, executable range containing `addr`, if any.
@@ -1038,6 +1174,69 @@ mod tests {
         let mut s = GuestState::default();
         GuestAccess.helper(Helper::Cpuid, &mut s);
         assert_eq!(s.gpr[0], 0xd);
+    }
+
+    #[test]
+    fn a_store_to_protected_code_is_seen_once_and_then_lets_through() {
+        // The probes of the checked copies catch the faults.
+        crate::signals::install_fault_handlers();
+        let mut m = GuestMemory::new();
+        let rwx = u64::from(PROT_READ | PROT_WRITE | PROT_EXEC);
+        let (a, _) = m.mmap(0, 2 * m.host_page, rwx, MAP_PRIVATE_ANON, -1, 0).unwrap();
+        let code = [(a + 16, a + 20)];
+        assert!(!m.protect_code(&code), "protected, not self-checking");
+        // The kernel's copy (a system call) fails on the protected page.
+        assert_eq!(m.write_bytes(a + 100, b"x"), Err(Errno::EFAULT));
+        m.write_bytes(a + m.host_page, b"x").expect("the next page is not code");
+        // The guest's mprotect keeps the protection while code depends on it.
+        m.mprotect(a, m.host_page, rwx).unwrap();
+        assert_eq!(m.write_bytes(a + 100, b"x"), Err(Errno::EFAULT));
+        assert!(!m.code_write_fault(a + m.host_page, &code), "not a code page: the guest's fault");
+        assert!(m.code_write_fault(a + 100, &[(a + m.host_page, a + m.host_page + 4)]));
+        m.write_bytes(a + 100, b"x").expect("writable again");
+        assert_eq!(m.take_written_code(), [(a, m.host_page)]);
+        // Code storing to its own page: the page checks its bytes instead.
+        assert!(!m.protect_code(&code));
+        assert!(m.code_write_fault(a + 100, &code));
+        assert!(m.protect_code(&code), "self-checking now");
+        m.write_bytes(a + 100, b"x").expect("self-checking pages stay writable");
+        m.munmap(a, 2 * m.host_page).unwrap();
+        assert!(m.code.self_checking_in(a, a + 2 * m.host_page).is_empty(), "unmapped pages are forgotten");
+    }
+
+    #[test]
+    fn a_system_call_into_protected_code_is_retried_with_it_writable() {
+        // The probes of the checked copies catch the faults.
+        crate::signals::install_fault_handlers();
+        let mut m = GuestMemory::new();
+        let rwx = u64::from(PROT_READ | PROT_WRITE | PROT_EXEC);
+        let (a, _) = m.mmap(0, m.host_page, rwx, MAP_PRIVATE_ANON, -1, 0).unwrap();
+        m.protect_code(&[(a, a + 1)]);
+        assert_eq!(m.write_bytes(a, b"x"), Err(Errno::EFAULT));
+        assert!(m.unprotect_all_code());
+        m.write_bytes(a, b"x").expect("writable again");
+        assert!(!m.unprotect_all_code(), "nothing left to unprotect");
+        assert_eq!(m.take_written_code(), [(a, m.host_page)]);
+        m.munmap(a, m.host_page).unwrap();
+    }
+
+    #[test]
+    fn a_moved_mapping_loses_its_code_protection() {
+        // The probes of the checked copies catch the faults.
+        crate::signals::install_fault_handlers();
+        let mut m = GuestMemory::new();
+        if m.host_page != GUEST_PAGE {
+            return;
+        }
+        let rwx = u64::from(PROT_READ | PROT_WRITE | PROT_EXEC);
+        let (a, _) = m.mmap(0, GUEST_PAGE, rwx, MAP_PRIVATE_ANON, -1, 0).unwrap();
+        m.protect_code(&[(a, a + 1)]);
+        let (b, lost) = m.mremap(a, GUEST_PAGE, 64 * GUEST_PAGE, u64::from(MREMAP_MAYMOVE), 0).unwrap();
+        if b != a {
+            assert!(lost, "the code moved");
+            m.write_bytes(b, b"x").expect("the moved page is the guest's, writable");
+        }
+        m.munmap(b, 64 * GUEST_PAGE).unwrap();
     }
 
     #[test]

@@ -48,7 +48,7 @@ impl RunError {
         match self {
             RunError::Policy(_) | RunError::Rootfs(_) | RunError::Plugin(_) => 2,
             RunError::Load(e) => e.exit_status(),
-            RunError::Translate(_) | RunError::Engine(EngineError::Setup(_)) => 4,
+            RunError::Translate(_) | RunError::Engine(EngineError::Setup(_) | EngineError::Inexact(_)) => 4,
             RunError::Engine(EngineError::Mismatch(_)) => 3,
         }
     }
@@ -59,7 +59,7 @@ impl RunError {
 #[derive(Default)]
 struct Cache {
     /// Each region with the guest byte ranges it depends on.
-    regions: HashMap<(u64, Variant), (Arc<Region>, Vec<(u64, u64)>)>,
+    regions: HashMap<(u64, Variant), Cached>,
     /// IR instructions the regions hold, up to `bounds::REGION_INSTS`.
     held_insts: usize,
     /// Times the cache was flushed for being full.
@@ -78,15 +78,50 @@ struct Cache {
     retranslated: u64,
 }
 
+/// A translated region in the cache.
+struct Cached {
+    region: Arc<Region>,
+    /// The guest byte ranges it was translated from.
+    ranges: Vec<(u64, u64)>,
+    /// Those bytes as they were, when a range lies on a self-checking page
+    /// (see `crate::code_pages`): compared before every run.
+    bytes: Option<Vec<u8>>,
+}
+
+impl Cached {
+    /// Whether the region checks its bytes and they changed.
+    fn stale(&self, mem: &GuestMemory) -> bool {
+        let Some(bytes) = &self.bytes else { return false };
+        code_bytes(&self.ranges, mem) != *bytes
+    }
+}
+
+/// The guest code in `ranges`, concatenated.
+fn code_bytes(ranges: &[(u64, u64)], mem: &GuestMemory) -> Vec<u8> {
+    use aarchx_pass::GuestCode;
+    let mut bytes = vec![0u8; ranges.iter().map(|(s, e)| (e - s) as usize).sum()];
+    let mut at = 0;
+    for &(s, e) in ranges {
+        let n = (e - s) as usize;
+        // Short when the code is no longer mapped executable: the bytes
+        // left zero then differ, or the translation fails where the
+        // region would have faulted.
+        mem.read(s, &mut bytes[at..at + n]);
+        at += n;
+    }
+    bytes
+}
+
 impl Cache {
     /// The `variant` translation of the code at `rip`, translated on a
-    /// miss.
+    /// miss; the guest pages it depends on are write-protected so that a
+    /// store to them is seen (or, self-checking, its bytes are kept).
     fn get_or_translate(
         &mut self,
         rip: u64,
         variant: Variant,
         pipeline: &mut Pipeline,
-        mem: &GuestMemory,
+        mem: &mut GuestMemory,
     ) -> Result<Arc<Region>, TranslateError> {
         let executions = match (&mut self.lookups, variant) {
             (Some(l), Variant::Policy) => {
@@ -99,8 +134,8 @@ impl Cache {
             }
             _ => 0,
         };
-        if let Some((r, _)) = self.regions.get(&(rip, variant)) {
-            return Ok(r.clone());
+        if let Some(c) = self.regions.get(&(rip, variant)) {
+            return Ok(c.region.clone());
         }
         let started = std::time::Instant::now();
         let region = Arc::new(pipeline.translate(rip, mem, executions, variant)?);
@@ -119,7 +154,9 @@ impl Cache {
             self.flushes += 1;
         }
         self.held_insts += region.insts.len();
-        self.regions.insert((rip, variant), (region.clone(), region.guest_ranges()));
+        let ranges = region.guest_ranges();
+        let bytes = mem.protect_code(&ranges).then(|| code_bytes(&ranges, mem));
+        self.regions.insert((rip, variant), Cached { region: region.clone(), ranges, bytes });
         Ok(region)
     }
 
@@ -128,10 +165,10 @@ impl Cache {
     fn invalidate(&mut self, start: u64, len: u64) {
         let end = start.saturating_add(len);
         let held = &mut self.held_insts;
-        self.regions.retain(|_, (region, ranges)| {
-            let keep = !ranges.iter().any(|&(s, e)| s < end && start < e);
+        self.regions.retain(|_, c| {
+            let keep = !c.ranges.iter().any(|&(s, e)| s < end && start < e);
             if !keep {
-                *held -= region.insts.len();
+                *held -= c.region.insts.len();
             }
             keep
         });
@@ -174,10 +211,28 @@ impl Shared {
         self.translator.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The `variant` translation of the code at `rip`.
+    /// The `variant` translation of the code at `rip`. A self-checking
+    /// region whose bytes changed is invalidated and translated again.
     fn region(&self, rip: u64, variant: Variant, mem: &SharedMemory) -> Result<Arc<Region>, TranslateError> {
         let t = &mut *self.translator();
-        t.cache.get_or_translate(rip, variant, &mut t.pipeline, &mem.lock())
+        let mem = &mut *mem.lock();
+        let stale = t.cache.regions.get(&(rip, variant)).filter(|c| c.stale(mem)).map(|c| c.ranges.clone());
+        for (start, end) in stale.into_iter().flatten() {
+            tracing::trace!(rip = format_args!("{rip:#x}"), "self-checking region: its code changed");
+            t.cache.invalidate(start, end - start);
+            self.invalidations.push(start, end - start);
+        }
+        t.cache.get_or_translate(rip, variant, &mut t.pipeline, mem)
+    }
+
+    /// The reference translation of the one instruction at `rip`, `len`
+    /// bytes long, not cached (so its page is not protected again): how a
+    /// store that took a code page's write fault runs again.
+    fn single(&self, rip: u64, len: u64, mem: &SharedMemory) -> Result<Arc<Region>, TranslateError> {
+        let t = &mut *self.translator();
+        let mem = &*mem.lock();
+        let code = CodeUpTo { mem, end: rip.saturating_add(len) };
+        Ok(Arc::new(t.pipeline.translate(rip, &code, 0, Variant::Reference)?))
     }
 
     /// Guest code in `[start, start + len)` changed.
@@ -198,6 +253,19 @@ impl Shared {
         t.pipeline.set_memory_model(MemoryModel::Ordered);
         t.cache.invalidate(0, u64::MAX);
         self.invalidations.push(0, u64::MAX);
+    }
+}
+
+/// Guest code up to `end` only: a region translated from it stops there.
+struct CodeUpTo<'a> {
+    mem: &'a GuestMemory,
+    end: u64,
+}
+
+impl aarchx_pass::GuestCode for CodeUpTo<'_> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
+        let n = self.end.saturating_sub(addr).min(buf.len() as u64) as usize;
+        self.mem.read(addr, &mut buf[..n])
     }
 }
 
@@ -309,6 +377,9 @@ struct GuestThread<'a> {
     engine: Engine,
     verifier: Option<Verifier>,
     applied: u64,
+    /// The guest instruction (address, length) to run alone next: a store
+    /// that took a code page's write fault (see `crate::code_pages`).
+    step: Option<(u64, u64)>,
 }
 
 impl<'a> GuestThread<'a> {
@@ -318,6 +389,7 @@ impl<'a> GuestThread<'a> {
             engine,
             verifier: shared.verify.map(Verifier::new),
             applied: shared.invalidations.count(),
+            step: None,
         }
     }
 
@@ -326,20 +398,36 @@ impl<'a> GuestThread<'a> {
     /// `None` when other threads run on.
     fn run(&mut self, mut state: GuestState, mut process: Process) -> Result<Option<i32>, RunError> {
         loop {
+            if crate::code_pages::written_pending() {
+                // Guest code was written (see `crate::code_pages`).
+                let written = process.mem.lock().take_written_code();
+                for (start, len) in written {
+                    self.shared.invalidate(start, len);
+                }
+            }
             self.catch_up();
             process.deliver_signals(&mut state);
             let rip = state.rip;
             // While MXCSR unmasks an exception, regions run their reference
             // translation (see `exact_float_traps`).
             let variant = if exact_float_traps(&state) { Variant::Reference } else { Variant::Policy };
-            let region = self.shared.region(rip, variant, &process.mem)?;
+            let step = self.step.take().filter(|&(at, _)| at == rip);
+            let region = match step {
+                Some((at, len)) => self.shared.single(at, len, &process.mem)?,
+                None => self.shared.region(rip, variant, &process.mem)?,
+            };
+            // The look-up may have dropped a self-checking region's stale
+            // code, from this thread's executor too.
+            self.catch_up();
             tracing::trace!(target: "aarchx::exec", "{rip:#x}");
             // Verify mode runs a region twice and undoes the first run's
             // stores, which other threads would see or lose: it checks
             // only while the guest has one thread.
             let alone = self.shared.threads.load(Ordering::SeqCst) == 1;
-            let due = alone && self.verifier.as_mut().is_some_and(|v| v.due(&region));
+            let due = step.is_none() && alone && self.verifier.as_mut().is_some_and(|v| v.due(&region));
             let exit = match self.verifier.as_mut().filter(|_| due) {
+                // The store runs alone, exactly, on the interpreter.
+                _ if step.is_some() => Ok(crate::interp::run_region(&region, &mut state, &mut crate::mem::GuestAccess)),
                 Some(v) => {
                     let reference = self.shared.region(rip, Variant::Reference, &process.mem)?;
                     v.check(&mut self.engine, &region, &reference, &mut state, &mut process)
@@ -378,6 +466,18 @@ impl<'a> GuestThread<'a> {
                 },
                 RegionExit::Jump { .. } => None,
                 RegionExit::Trap { kind } => process.trap(&mut state, kind),
+                // A store to a page protected for its code (exact: the
+                // engine journals while pages are protected): the page is
+                // writable again, its code is dropped (above) and the store
+                // runs again, alone, so that its own page is not protected
+                // again before it has run.
+                RegionExit::Fault { fault }
+                    if crate::code_pages::may_be_code_write(&fault)
+                        && process.mem.lock().code_write_fault(fault.addr, &region.guest_ranges()) =>
+                {
+                    self.step = region.guest_insns().find(|&(at, _)| at == state.rip).map(|(at, len)| (at, u64::from(len)));
+                    None
+                }
                 RegionExit::Fault { fault } => process.fault(&mut state, fault),
             };
             if let Some(sig) = fatal {

@@ -292,7 +292,10 @@ impl Verifier {
         undo(&real);
         let flags = flag_diffs(&alt.state, &real.state);
         let diffs = diffs(("with the dropped flags", &alt), ("with the reference's", &real), 0);
-        let direct = matches!(real.exit, RegionExit::Jump { kind: ExitKind::Jump | ExitKind::Call });
+        // A fault at the target (a store to a page write-protected for its
+        // code runs again after it) defers the check to the faulting
+        // instruction as a direct exit does to its target.
+        let direct = matches!(real.exit, RegionExit::Jump { kind: ExitKind::Jump | ExitKind::Call } | RegionExit::Fault { .. });
         if diffs.is_empty() {
             return None;
         }

@@ -185,10 +185,21 @@ pub fn syscall(proc: &mut Process, state: &mut GuestState) -> SyscallOutcome {
     let args = [state.gpr[RDI], state.gpr[RSI], state.gpr[RDX], state.gpr[R10], state.gpr[R8], state.gpr[R9]];
     let mut outcome = SyscallOutcome::Continue;
     let sysno = Sysno::from_nr(nr);
-    let result = match sysno {
+    let mut result = match sysno {
         Some(sysno) => proc.dispatch(sysno, args, state, &mut outcome),
         None => proc.unimplemented(nr, None),
     };
+    if let Some(sysno) = sysno.filter(|_| result == Err(Errno::EFAULT)) {
+        // Perhaps a write into a page protected for its code (the kernel
+        // does not fault for us, it fails): with those pages writable
+        // again (their code dropped), the call runs once more (see
+        // `crate::code_pages`).
+        if proc.mem.lock().unprotect_all_code() {
+            tracing::debug!(nr, "EFAULT with code pages write-protected: retried with them writable");
+            outcome = SyscallOutcome::Continue;
+            result = proc.dispatch(sysno, args, state, &mut outcome);
+        }
+    }
     interruptible::close();
     tracing::trace!(nr, name = sysno.map_or("unknown", Sysno::name), ?args, ?result, "syscall");
     if result == Err(interruptible::NOT_ENTERED) {
