@@ -3,77 +3,131 @@
 //! (a store to code takes effect the next time the code runs), so:
 //!
 //! - a *writable* page that a translation depends on is write-protected
-//!   on the host (`GuestMemory::protect_code`); the guest's next store to
-//!   it faults, and instead of a guest SIGSEGV the page is made writable
-//!   again and recorded as written (`GuestMemory::code_write_fault`), the
-//!   dispatcher invalidates the translations that depend on it and the
-//!   store runs again;
-//! - a page that keeps taking such faults ([`FAULTS_TO_SELF_CHECK`]),
-//!   whose faulting store came from code on that page (code and data on
-//!   one page: protecting it again would fault forever), or that the guest
-//!   maps shared and executable (another mapping, a memfd's second view,
-//!   can change it without a fault here) is *self-checking* instead: it
-//!   stays writable, and each region depending on it keeps a copy of its
-//!   bytes that the dispatcher compares before every run;
+//!   on the host (`GuestMemory::protect_code`) and *armed* here first;
+//!   the guest's next store to it faults, and the fault handler
+//!   (`crate::signals`), finding the page armed in a table it reads
+//!   without a lock ([`resume_write`]), makes the page writable again,
+//!   marks it written and lets the store run again where it stood: the
+//!   store happens exactly once, with every earlier store of the run
+//!   kept, as on the CPU, whichever thread made it. The run in progress
+//!   is cut short (`signals::cut_code_run`), and the dispatcher, at its
+//!   next look-up, collects the written pages ([`CodePages::take_written`])
+//!   and drops the translations that depend on them, on every thread;
+//! - a page that keeps being written ([`FAULTS_TO_SELF_CHECK`] times) or
+//!   that the guest maps shared and executable (another mapping, a
+//!   memfd's second view, can change it without a fault here) is
+//!   *self-checking* instead: it stays writable, and each region depending
+//!   on it keeps a copy of its bytes that the dispatcher compares before
+//!   every run (such a region is entered only from the dispatcher);
 //! - a system call the host kernel fails with EFAULT while code pages are
 //!   protected (a `read` into code) is retried once they are all made
 //!   writable again and recorded as written.
 //!
-//! This file keeps the books; `mem.rs` changes the host protections, the
-//! dispatcher (`run.rs`) invalidates. Pages are host pages (a host page may
-//! be larger than the guest's 4 KiB).
+//! This file keeps the books and the handler's table; `mem.rs` changes the
+//! host protections, the dispatcher (`run.rs`) invalidates. Pages are host
+//! pages (a host page may be larger than the guest's 4 KiB).
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU8, Ordering};
 
-use crate::machine::GuestFault;
-
-/// Write faults a page may take before it turns self-checking.
+/// Times a page may be written before it turns self-checking.
 pub const FAULTS_TO_SELF_CHECK: u32 = 8;
 
-/// Set (for good) when a code page is first write-protected: from then on
-/// a translated run must end with an exact state at a fault (the engine
-/// journals JIT runs, as while the guest handles SIGSEGV), since a store
-/// may take a write fault that is not the guest's.
-static PROTECTING: AtomicBool = AtomicBool::new(false);
+/// A page's bits in the table. `CODE`: translations depend on the page and
+/// the guest may write it, so a write fault on it is never the guest's
+/// (the store is retried: the page is writable, or armed and made so).
+/// `ARMED`: write-protected for its code. `WRITTEN`: made writable by the
+/// handler, not yet collected.
+const CODE: u8 = 1;
+const ARMED: u8 = 2;
+const WRITTEN: u8 = 4;
 
-/// Set when a page is recorded as written and not yet invalidated: one
-/// relaxed load per dispatch instead of a lock.
-static WRITTEN: AtomicBool = AtomicBool::new(false);
+/// The table: a byte per host page number, in leaves of `1 << LEAF_BITS`
+/// allocated on first use (by the dispatcher, under the memory map's
+/// lock) and never freed, so the handler reads them without a lock.
+const LEAF_BITS: u32 = 18;
+const ROOT_LEN: usize = 1 << 17;
+static ROOT: [AtomicPtr<AtomicU8>; ROOT_LEN] = [const { AtomicPtr::new(std::ptr::null_mut()) }; ROOT_LEN];
+static PAGE_SHIFT: AtomicU32 = AtomicU32::new(12);
 
-/// `si_code` of a fault on a page whose permissions refuse the access
-/// (`libc` has no name for it).
-const SEGV_ACCERR: i32 = 2;
+/// Set when a page is marked written or code changes: one load per
+/// look-up instead of a lock.
+static WRITES: AtomicBool = AtomicBool::new(false);
 
-/// Whether `fault` could be a store to a write-protected code page (the
-/// memory map then tells).
-pub fn may_be_code_write(fault: &GuestFault) -> bool {
-    fault.sig == libc::SIGSEGV && fault.code == SEGV_ACCERR
-}
-
-/// Whether any code page has ever been write-protected in this process.
-pub fn protecting() -> bool {
-    PROTECTING.load(Ordering::Acquire)
-}
-
-/// Whether written code pages wait for their translations to be dropped.
+/// Whether code changes wait for their translations to be dropped.
 pub fn written_pending() -> bool {
-    WRITTEN.load(Ordering::Acquire)
+    WRITES.load(Ordering::Acquire)
 }
 
-/// The books: protected pages, self-checking pages, write faults per
-/// page, and the pages written since the dispatcher last asked.
+/// The table's byte for the page holding `addr`, if its leaf exists.
+fn slot(addr: u64) -> Option<&'static AtomicU8> {
+    let number = addr >> PAGE_SHIFT.load(Ordering::Relaxed);
+    let (root, index) = ((number >> LEAF_BITS) as usize, (number & ((1 << LEAF_BITS) - 1)) as usize);
+    let leaf = ROOT.get(root)?.load(Ordering::Acquire);
+    // SAFETY: a non-null root entry is a leaked leaf of `1 << LEAF_BITS`
+    // bytes (see `slot_or_insert`), never freed; `index` is below that.
+    (!leaf.is_null()).then(|| unsafe { &*leaf.add(index) })
+}
+
+/// The table's byte for the page holding `addr`, its leaf allocated if
+/// need be; `None` past the table (no guest address is).
+fn slot_or_insert(addr: u64) -> Option<&'static AtomicU8> {
+    let number = addr >> PAGE_SHIFT.load(Ordering::Relaxed);
+    let entry = ROOT.get((number >> LEAF_BITS) as usize)?;
+    if entry.load(Ordering::Acquire).is_null() {
+        let leaf: &'static mut [AtomicU8] = Box::leak((0..1 << LEAF_BITS).map(|_| AtomicU8::new(0)).collect());
+        // Another memory map (a test's) may have raced us here: the loser
+        // leaks 256 KiB once.
+        entry.compare_exchange(std::ptr::null_mut(), leaf.as_mut_ptr(), Ordering::AcqRel, Ordering::Acquire).ok();
+    }
+    slot(addr)
+}
+
+/// For the fault handler: a write to `addr` faulted on a page whose
+/// permissions refuse it. When the page holds code translations depend on
+/// and the guest may write it, it is made writable (if it is armed) and
+/// recorded as written, and the store is to run again: returns true.
+/// Otherwise the fault is the guest's. Takes no lock and allocates
+/// nothing (async-signal-safe).
+pub fn resume_write(addr: u64) -> bool {
+    let Some(slot) = slot(addr) else { return false };
+    let bits = slot.load(Ordering::Acquire);
+    if bits & CODE == 0 {
+        return false;
+    }
+    if bits & ARMED != 0 {
+        let size = 1u64 << PAGE_SHIFT.load(Ordering::Relaxed);
+        let page = addr & !(size - 1);
+        // SAFETY: an armed page is guest memory the guest has writable
+        // (`mem.rs` arms no other, and disarms a page the guest makes
+        // read-only or unmaps): it gets back the host protection of a
+        // writable guest page.
+        if unsafe { libc::mprotect(page as *mut libc::c_void, size as usize, libc::PROT_READ | libc::PROT_WRITE) } != 0 {
+            return false;
+        }
+        // Marked written only once writable, so that a collector clearing
+        // ARMED never leaves the page read-only.
+        slot.fetch_or(WRITTEN, Ordering::AcqRel);
+        WRITES.store(true, Ordering::Release);
+    }
+    true
+}
+
+/// The books: the pages translations depend on that the guest may write
+/// (tracked, with their bits in the table), self-checking pages, writes
+/// per page, and pages recorded as written outside the handler.
 #[derive(Debug, Default)]
 pub struct CodePages {
-    protected: BTreeSet<u64>,
+    tracked: BTreeSet<u64>,
     self_checking: BTreeSet<u64>,
-    faults: HashMap<u64, u32>,
+    writes: HashMap<u64, u32>,
     written: Vec<(u64, u64)>,
     page: u64,
 }
 
 impl CodePages {
     pub fn new(page: u64) -> CodePages {
+        PAGE_SHIFT.store(page.trailing_zeros(), Ordering::Relaxed);
         CodePages { page, ..CodePages::default() }
     }
 
@@ -84,47 +138,48 @@ impl CodePages {
         (first..end).step_by(page as usize)
     }
 
-    pub fn is_protected(&self, page: u64) -> bool {
-        self.protected.contains(&page)
+    /// Whether `page` is write-protected for its code.
+    pub fn is_armed(&self, page: u64) -> bool {
+        slot(page).is_some_and(|s| s.load(Ordering::Acquire) & ARMED != 0)
     }
 
     pub fn is_self_checking(&self, page: u64) -> bool {
         self.self_checking.contains(&page)
     }
 
-    /// `page` is now write-protected on the host.
-    pub fn protected(&mut self, page: u64) {
-        if !PROTECTING.swap(true, Ordering::AcqRel) {
-            tracing::debug!(
-                page = format_args!("{page:#x}"),
-                "guest code on a writable page: write-protected, and translated runs are exact from now on"
-            );
-        }
-        self.protected.insert(page);
+    /// `page`, writable by the guest, is about to be write-protected for
+    /// its code; false (and nothing armed) if the table cannot hold it.
+    pub fn arm(&mut self, page: u64) -> bool {
+        let Some(slot) = slot_or_insert(page) else { return false };
+        slot.fetch_or(CODE | ARMED, Ordering::AcqRel);
+        self.tracked.insert(page);
+        true
     }
 
-    /// A store faulted on the protected `page`, which the caller makes
-    /// writable again: records it written and, when it has faulted too
-    /// often or `own_code` (the faulting code depends on the page), makes
-    /// it self-checking.
-    pub fn write_faulted(&mut self, page: u64, own_code: bool) {
-        self.protected.remove(&page);
-        let faults = self.faults.entry(page).or_default();
-        *faults += 1;
-        if own_code || *faults >= FAULTS_TO_SELF_CHECK {
-            tracing::debug!(page = format_args!("{page:#x}"), faults = *faults, own_code, "code page turns self-checking");
-            self.self_checking.insert(page);
+    /// Write-protecting the armed `page` failed: it is not protected.
+    pub fn disarm(&mut self, page: u64) {
+        if let Some(slot) = slot(page) {
+            slot.fetch_and(WRITTEN, Ordering::AcqRel);
         }
-        self.record_written(page);
     }
 
-    /// Every protected page, which the caller makes writable again, is
-    /// recorded written; returns them.
+    /// The guest made the tracked `page` read-only: a write fault on it
+    /// is the guest's until it is writable again and armed.
+    pub fn guest_read_only(&mut self, page: u64) {
+        self.disarm(page);
+    }
+
+    /// Every armed page is disarmed and recorded written; returns them,
+    /// for the caller to make writable again.
     pub fn unprotect_all(&mut self) -> Vec<u64> {
-        let pages: Vec<u64> = std::mem::take(&mut self.protected).into_iter().collect();
+        let pages: Vec<u64> = self.tracked.iter().copied().filter(|&p| self.is_armed(p)).collect();
         for &page in &pages {
-            self.record_written(page);
+            if let Some(slot) = slot(page) {
+                slot.fetch_and(!ARMED, Ordering::AcqRel);
+            }
+            self.written.push((page, self.page));
         }
+        WRITES.store(true, Ordering::Release);
         pages
     }
 
@@ -134,16 +189,22 @@ impl CodePages {
         self.self_checking.extend(pages);
     }
 
-    /// `page` no longer holds guest memory: it is forgotten.
+    /// `page` no longer holds guest memory: it is forgotten (a write the
+    /// handler let through is still collected).
     pub fn forget(&mut self, page: u64) {
-        self.protected.remove(&page);
+        if let Some(slot) = slot(page) {
+            if slot.swap(0, Ordering::AcqRel) & WRITTEN != 0 {
+                self.written.push((page, self.page));
+            }
+        }
+        self.tracked.remove(&page);
         self.self_checking.remove(&page);
-        self.faults.remove(&page);
+        self.writes.remove(&page);
     }
 
-    /// The protected pages in `[start, end)`.
-    pub fn protected_in(&self, start: u64, end: u64) -> Vec<u64> {
-        self.protected.range(start & !(self.page - 1)..end).copied().collect()
+    /// The tracked pages in `[start, end)`.
+    pub fn tracked_in(&self, start: u64, end: u64) -> Vec<u64> {
+        self.tracked.range(start & !(self.page - 1)..end).copied().collect()
     }
 
     /// The self-checking pages in `[start, end)`.
@@ -151,15 +212,38 @@ impl CodePages {
         self.self_checking.range(start & !(self.page - 1)..end).copied().collect()
     }
 
-    fn record_written(&mut self, page: u64) {
-        self.written.push((page, self.page));
-        WRITTEN.store(true, Ordering::Release);
+    /// Guest code in `[start, start + len)` changed another way (unmapped,
+    /// replaced, made non-executable): collected with the written pages.
+    pub fn record_change(&mut self, start: u64, len: u64) {
+        self.written.push((start, len));
+        WRITES.store(true, Ordering::Release);
     }
 
-    /// The pages written since the last call, as (start, length).
+    /// The pages written since the last call, as (start, length): those
+    /// the handler made writable are disarmed (their code is to be
+    /// dropped, and the page protected again when code on it is
+    /// translated again), and one written too often turns self-checking.
     pub fn take_written(&mut self) -> Vec<(u64, u64)> {
-        WRITTEN.store(false, Ordering::Release);
-        std::mem::take(&mut self.written)
+        WRITES.store(false, Ordering::Release);
+        let mut written = std::mem::take(&mut self.written);
+        for &page in &self.tracked {
+            let Some(slot) = slot(page) else { continue };
+            if slot.load(Ordering::Acquire) & WRITTEN == 0 {
+                continue;
+            }
+            // Only CODE stays: a straggling fault of another thread on the
+            // page, from before it was writable, is retried. (Arming takes
+            // the memory map's lock, which the caller holds.)
+            slot.fetch_and(!(ARMED | WRITTEN), Ordering::AcqRel);
+            let writes = self.writes.entry(page).or_default();
+            *writes += 1;
+            if *writes >= FAULTS_TO_SELF_CHECK {
+                tracing::debug!(page = format_args!("{page:#x}"), writes = *writes, "code page turns self-checking");
+                self.self_checking.insert(page);
+            }
+            written.push((page, self.page));
+        }
+        written
     }
 }
 
@@ -167,28 +251,56 @@ impl CodePages {
 mod tests {
     use super::*;
 
+    /// `n` fresh read-write host pages of this process.
+    fn pages(n: usize) -> u64 {
+        // SAFETY: a fresh private anonymous mapping, used only by the test.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), n << 12, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        p as u64
+    }
+
+    fn write_protect(page: u64) {
+        // SAFETY: a page of the test's own mapping.
+        assert_eq!(unsafe { libc::mprotect(page as *mut libc::c_void, 4096, libc::PROT_READ) }, 0);
+    }
+
     #[test]
-    fn a_page_turns_self_checking_after_repeated_faults_or_its_own_store() {
-        let mut c = CodePages::new(0x1000);
-        c.protected(0x5000);
-        c.write_faulted(0x5000, false);
-        assert!(!c.is_protected(0x5000));
-        assert!(!c.is_self_checking(0x5000));
-        for _ in 1..FAULTS_TO_SELF_CHECK {
-            c.protected(0x5000);
-            c.write_faulted(0x5000, false);
+    fn a_written_page_is_resumed_collected_and_after_repeated_writes_self_checking() {
+        if page_size() != 4096 {
+            return;
         }
-        assert!(c.is_self_checking(0x5000));
-        c.protected(0x9000);
-        c.write_faulted(0x9000, true);
-        assert!(c.is_self_checking(0x9000), "code storing to its own page");
-        assert_eq!(c.take_written().len(), FAULTS_TO_SELF_CHECK as usize + 1);
-        assert!(c.take_written().is_empty());
+        let mut c = CodePages::new(4096);
+        let (code, other) = (pages(2), pages(1));
+        assert!(!resume_write(other + 8), "not code: the guest's fault");
+        for round in 1..=FAULTS_TO_SELF_CHECK {
+            assert!(c.arm(code));
+            write_protect(code);
+            assert!(resume_write(code + 100));
+            // SAFETY: the page was made writable again.
+            unsafe { std::ptr::write_volatile((code + 100) as *mut u8, round as u8) };
+            assert_eq!(c.take_written(), [(code, 4096)]);
+            assert!(!c.is_armed(code));
+            assert_eq!(c.is_self_checking(code), round == FAULTS_TO_SELF_CHECK);
+        }
+        assert!(c.take_written().is_empty(), "collected once");
+        assert!(!resume_write(code + 4096 + 8), "the next page is not code");
+        c.arm(code);
+        c.guest_read_only(code);
+        assert!(!resume_write(code), "read-only by the guest: its fault");
+        c.forget(code);
+        assert!(!c.is_self_checking(code));
+    }
+
+    fn page_size() -> u64 {
+        // SAFETY: sysconf has no preconditions.
+        unsafe { libc::sysconf(libc::_SC_PAGESIZE) as u64 }
     }
 
     #[test]
     fn pages_cover_partial_ranges() {
-        let c = CodePages::new(0x1000);
+        let c = CodePages { page: 0x1000, ..CodePages::default() };
         assert_eq!(c.pages(0x1ffe, 0x2001).collect::<Vec<_>>(), [0x1000, 0x2000]);
         assert_eq!(c.pages(0x2000, 0x2000).count(), 0);
     }

@@ -73,11 +73,6 @@ pub enum EngineError {
     Setup(String),
     #[error("{0}")]
     Mismatch(String),
-    /// A translated run that was not journaled stored into a page another
-    /// thread had write-protected for its code meanwhile: its state at
-    /// the fault is not exact, so the store cannot run again.
-    #[error("a store to {0:#x}, a page of code another thread had just translated, faulted in a translated run that cannot be replayed")]
-    Inexact(u64),
 }
 
 impl Engine {
@@ -102,35 +97,36 @@ impl Engine {
 
     /// Runs `region` (translated for `state.rip`) once, or on the JIT, as far
     /// as chained blocks take it: the one place a region is run for the
-    /// dispatcher. While the guest handles SIGSEGV or SIGBUS, and once a
-    /// code page has been write-protected, the exit is
+    /// dispatcher. While the guest handles SIGSEGV or SIGBUS, the exit is
     /// exact: a JIT run is then one region, journaled, and when it faults
     /// its stores are undone and the interpreter replays the region from
     /// its entry, stopping at the faulting instruction with the state
-    /// before it.
+    /// before it. A `self_checking` region (see `crate::code_pages`) is
+    /// entered only from here.
     #[cfg_attr(not(target_arch = "aarch64"), allow(unused_variables, reason = "only the JIT asks the process"))]
     pub fn execute(
         &mut self,
         region: &Region,
+        self_checking: bool,
         state: &mut GuestState,
         process: &mut Process,
-    ) -> Result<RegionExit, EngineError> {
+    ) -> RegionExit {
         match self {
-            Engine::Interp => Ok(interp::run_region(region, state, &mut GuestAccess)),
+            Engine::Interp => interp::run_region(region, state, &mut GuestAccess),
             // MXCSR changes only at an `exit fenv` or in the runtime (signal
             // frames), both of which come back here before translated code
             // runs again, through the trampoline that sets FPCR from it.
             #[cfg(target_arch = "aarch64")]
             Engine::Jit { fenv, .. } if !jit_runs_under(state.mxcsr) => {
                 fenv.note(state.mxcsr, false);
-                Ok(interp::run_region(region, state, &mut GuestAccess))
+                interp::run_region(region, state, &mut GuestAccess)
             }
             #[cfg(target_arch = "aarch64")]
             Engine::Jit { jit, declined, lowering, fenv } => {
                 let mxcsr = state.mxcsr;
-                let (exit, on_jit) = run_jit(jit, declined, lowering, region, state, process)?;
+                let (exit, on_jit) = run_jit(jit, declined, lowering, region, self_checking, state, process);
                 fenv.note(mxcsr, on_jit);
-                Ok(exit)
+                exit
             }
         }
     }
@@ -210,7 +206,7 @@ fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState)
         // As in `Engine::execute`.
         return Journaled::NotRun;
     }
-    let journaled = CompileOptions { journal: true };
+    let journaled = CompileOptions { journal: true, ..CompileOptions::default() };
     let block = match jit.lookup_with(region.entry, journaled) {
         Some(b) => b,
         None => match jit.compile(region, journaled, true) {
@@ -261,25 +257,24 @@ fn run_jit(
     declined: &mut HashSet<u64>,
     lowering: &mut std::time::Duration,
     region: &Region,
+    self_checking: bool,
     state: &mut GuestState,
     process: &mut Process,
-) -> Result<(RegionExit, bool), EngineError> {
+) -> (RegionExit, bool) {
     use crate::jit::{CompileOptions, Decline};
     use crate::machine::Machine;
 
     let rip = state.rip;
-    // While the guest handles memory faults, or code pages are
-    // write-protected (a store to one faults, and the dispatcher lets it
-    // run again: `crate::code_pages`), a faulting run is replayed on the
-    // interpreter from the region's entry (below): its stores are
+    // While the guest handles memory faults, a faulting run is replayed
+    // on the interpreter from the region's entry (below): its stores are
     // journaled so that they can be undone first, and a region whose
     // runtime helpers store (not journaled) is interpreted.
-    let exact = process.catches_memory_faults() || crate::code_pages::protecting();
-    let options = CompileOptions { journal: exact };
+    let exact = process.catches_memory_faults();
+    let options = CompileOptions { journal: exact, dispatched: self_checking };
     let block = match jit.lookup_with(rip, options) {
         Some(b) => b,
         None if declined.contains(&rip) || (exact && helpers_store(region)) => {
-            return Ok((interp::run_region(region, state, &mut GuestAccess), false))
+            return (interp::run_region(region, state, &mut GuestAccess), false)
         }
         None => {
             // Whether a `probe_indirect` may leave for this block without
@@ -300,7 +295,7 @@ fn run_jit(
                     tracing::debug!(rip = format_args!("{rip:#x}"), ?why, "JIT declined the region; interpreting it");
                     crate::bounds::make_room(declined);
                     declined.insert(rip);
-                    return Ok((interp::run_region(region, state, &mut GuestAccess), false));
+                    return (interp::run_region(region, state, &mut GuestAccess), false);
                 }
             }
         }
@@ -319,19 +314,12 @@ fn run_jit(
         // already (instrumentation).
         crate::jit::journal::undo(jit.journal());
         *state = entry;
-        return Ok((crate::counters::muted(|| interp::run_region(region, state, &mut GuestAccess)), true));
-    }
-    if let RegionExit::Fault { fault } = out.exit {
-        // Not exact, so it cannot be a store to protected code to be run
-        // again, unless another thread protected a page during this run.
-        if crate::code_pages::may_be_code_write(&fault) && crate::code_pages::protecting() {
-            return Err(EngineError::Inexact(fault.addr));
-        }
+        return (crate::counters::muted(|| interp::run_region(region, state, &mut GuestAccess)), true);
     }
     if let Some(stub) = out.chain {
         if let Some(target) = jit.lookup(state.rip) {
             jit.link(stub, target);
         }
     }
-    Ok((out.exit, true))
+    (out.exit, true)
 }

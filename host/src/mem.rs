@@ -594,8 +594,8 @@ impl GuestMemory {
 
     // ----- the memory-management system calls -----
 
-    /// x86-64 `mmap`. Returns the address and whether guest code may have
-    /// changed in `[addr, addr + len)` (a fixed mapping replaced code).
+    /// x86-64 `mmap`. Returns the address; a fixed mapping that replaced
+    /// code is recorded as a code change (see [`GuestMemory::take_written_code`]).
     pub fn mmap(
         &mut self,
         addr: u64,
@@ -604,7 +604,7 @@ impl GuestMemory {
         flags: u64,
         fd: i32,
         offset: u64,
-    ) -> Result<(u64, bool), Errno> {
+    ) -> Result<u64, Errno> {
         let prot = guest_prot(prot)?;
         let flags = u32::try_from(flags).map_err(|_| Errno::EINVAL)?;
         if len == 0 || offset % GUEST_PAGE != 0 || flags & MAP_TYPE == 0 {
@@ -645,7 +645,10 @@ impl GuestMemory {
             self.set_range(addr, end, Some(prot));
             self.reprotect_code(addr, end);
             self.note_shared_code(addr, end, prot, flags);
-            return Ok((addr, old.iter().any(|(_, _, p)| p & PROT_EXEC != 0)));
+            if old.iter().any(|(_, _, p)| p & PROT_EXEC != 0) {
+                self.code.record_change(addr, len);
+            }
+            return Ok(addr);
         }
         let (hint, extra) = if flags & MAP_FIXED_NOREPLACE != 0 {
             (addr, libc::MAP_FIXED_NOREPLACE)
@@ -663,13 +666,13 @@ impl GuestMemory {
         }
         self.set_range(got, got + len, Some(prot));
         self.note_shared_code(got, got + len, prot, flags);
-        Ok((got, false))
+        Ok(got)
     }
 
     /// x86-64 `munmap`: unmaps the guest-owned parts of the range (the rest
-    /// is left alone, as unmapped memory would be). Returns whether code
-    /// was unmapped.
-    pub fn munmap(&mut self, addr: u64, len: u64) -> Result<bool, Errno> {
+    /// is left alone, as unmapped memory would be); unmapped code is
+    /// recorded as a code change.
+    pub fn munmap(&mut self, addr: u64, len: u64) -> Result<(), Errno> {
         if addr % GUEST_PAGE != 0 || len == 0 {
             return Err(Errno::EINVAL);
         }
@@ -683,19 +686,23 @@ impl GuestMemory {
             self.sync_host(s, e)?;
         }
         self.reprotect_code(addr, end);
-        Ok(owned.iter().any(|(_, _, p)| p & PROT_EXEC != 0))
+        if owned.iter().any(|(_, _, p)| p & PROT_EXEC != 0) {
+            self.code.record_change(addr, end - addr);
+        }
+        Ok(())
     }
 
     /// x86-64 `mprotect` of guest-owned memory (ENOMEM if any of the range
-    /// is not). Returns whether code lost its execute permission.
-    pub fn mprotect(&mut self, addr: u64, len: u64, prot: u64) -> Result<bool, Errno> {
+    /// is not); code that loses its execute permission is recorded as a
+    /// code change.
+    pub fn mprotect(&mut self, addr: u64, len: u64, prot: u64) -> Result<(), Errno> {
         let prot = guest_prot(prot)?;
         if addr % GUEST_PAGE != 0 {
             return Err(Errno::EINVAL);
         }
         let end = round_up(len, GUEST_PAGE).and_then(|l| addr.checked_add(l)).ok_or(Errno::ENOMEM)?;
         if addr == end {
-            return Ok(false);
+            return Ok(());
         }
         if !self.covered_with(addr, end, |_| true) {
             return Err(Errno::ENOMEM);
@@ -711,11 +718,15 @@ impl GuestMemory {
             return Err(e);
         }
         self.reprotect_code(addr, end);
-        Ok(prot & PROT_EXEC == 0 && old.iter().any(|(_, _, p)| p & PROT_EXEC != 0))
+        if prot & PROT_EXEC == 0 && old.iter().any(|(_, _, p)| p & PROT_EXEC != 0) {
+            self.code.record_change(addr, end - addr);
+        }
+        Ok(())
     }
 
     /// x86-64 `mremap` of a guest-owned mapping (hosts with 4 KiB pages
-    /// only). Returns the new address and whether code moved or shrank.
+    /// only). Returns the new address; code that moved or was cut off is
+    /// recorded as a code change.
     pub fn mremap(
         &mut self,
         old: u64,
@@ -723,7 +734,7 @@ impl GuestMemory {
         new_len: u64,
         flags: u64,
         new_addr: u64,
-    ) -> Result<(u64, bool), Errno> {
+    ) -> Result<u64, Errno> {
         let flags = u32::try_from(flags).map_err(|_| Errno::EINVAL)?;
         let fixed = flags & MREMAP_FIXED != 0;
         let dontunmap = flags & MREMAP_DONTUNMAP != 0;
@@ -753,7 +764,7 @@ impl GuestMemory {
         } else {
             Vec::new()
         };
-        let had_code = !self.code.protected_in(old, old_end).is_empty();
+        let had_code = !self.code.tracked_in(old, old_end).is_empty();
         // SAFETY: the old range is guest-owned; a fixed target is
         // guest-owned or was just claimed.
         let got = match unsafe { host::remap(old, old_len, new_len, flags as i32, new_addr) } {
@@ -782,7 +793,10 @@ impl GuestMemory {
         }
         self.reprotect_code(old, old_end.max(old + new_len));
         let code_lost = (moved && !dontunmap) || new_len < old_len;
-        Ok((got, prot & PROT_EXEC != 0 && code_lost))
+        if prot & PROT_EXEC != 0 && code_lost {
+            self.code.record_change(old, old_len);
+        }
+        Ok(got)
     }
 
     /// x86-64 `brk`: moves the end of the brk heap within its reservation
@@ -870,41 +884,29 @@ impl GuestMemory {
                     checks = true;
                     continue;
                 }
-                if self.code.is_protected(page) {
+                if self.code.is_armed(page) {
                     continue;
                 }
                 let Some(prot) = self.page_prot(page).filter(|p| p & PROT_WRITE != 0) else { continue };
-                // SAFETY: the page holds guest code, so it is the guest's;
-                // only its write permission goes.
-                match unsafe { host::protect(page, self.host_page, host_prot(prot & !PROT_WRITE)) } {
-                    Ok(()) => self.code.protected(page),
-                    Err(e) => {
-                        // Unprotectable: the page checks its own bytes.
-                        tracing::debug!(page = format_args!("{page:#x}"), %e, "cannot write-protect a code page");
-                        self.code.shared_code(page, page + 1);
-                        checks = true;
-                    }
+                // Armed first: from the protection on, a store's fault must
+                // find the page armed.
+                let protected = if self.code.arm(page) {
+                    // SAFETY: the page holds guest code, so it is the
+                    // guest's; only its write permission goes.
+                    unsafe { host::protect(page, self.host_page, host_prot(prot & !PROT_WRITE)) }
+                } else {
+                    Err(Errno::ENOMEM)
+                };
+                if let Err(e) = protected {
+                    // Unprotectable: the page checks its own bytes.
+                    tracing::debug!(page = format_args!("{page:#x}"), %e, "cannot write-protect a code page");
+                    self.code.disarm(page);
+                    self.code.shared_code(page, page + 1);
+                    checks = true;
                 }
             }
         }
         checks
-    }
-
-    /// A guest store to `addr` faulted for want of write permission while
-    /// running the region whose code lies in `region`: if the page is one
-    /// protected for its code, it is made writable again and recorded as
-    /// written (the dispatcher invalidates its translations), and the
-    /// store is to run again: returns true. Otherwise the fault is the
-    /// guest's.
-    pub fn code_write_fault(&mut self, addr: u64, region: &[(u64, u64)]) -> bool {
-        let page = self.host_down(addr);
-        if !self.code.is_protected(page) {
-            return false;
-        }
-        let own_code = region.iter().any(|&(s, e)| s < page + self.host_page && page < e);
-        self.code.write_faulted(page, own_code);
-        self.restore_write(page);
-        true
     }
 
     /// A host system call failed with EFAULT: every protected code page
@@ -918,7 +920,12 @@ impl GuestMemory {
         !pages.is_empty()
     }
 
-    /// The code pages written since the last call, as (start, length).
+    /// The guest code changed since the last call, as (start, length):
+    /// pages written (through the fault handler, or made writable for a
+    /// system call) and code unmapped, replaced or made non-executable.
+    /// Recorded here, under the map's lock, rather than reported by the
+    /// thread that changed it, so a thread that maps new code where old
+    /// code was cannot look its address up before the change is applied.
     pub fn take_written_code(&mut self) -> Vec<(u64, u64)> {
         self.code.take_written()
     }
@@ -942,22 +949,27 @@ impl GuestMemory {
         }
     }
 
-    /// After the map changed in `[start, end)`: protected code pages the
-    /// guest no longer owns are forgotten, the others keep their write
-    /// protection (the change gave them the guest's protection back).
+    /// After the map changed in `[start, end)`: code pages the guest no
+    /// longer owns are forgotten, those it can write are write-protected
+    /// again (the change gave them the guest's protection back), and a
+    /// store to those it made read-only is its own fault.
     fn reprotect_code(&mut self, start: u64, end: u64) {
         let hp = self.host_page;
         let Some(end) = self.host_up(end) else { return };
         let start = self.host_down(start);
-        for page in self.code.protected_in(start, end) {
+        for page in self.code.tracked_in(start, end) {
             match self.page_prot(page) {
                 None => self.code.forget(page),
-                Some(prot) if prot & PROT_WRITE != 0 => {
-                    // SAFETY: the guest owns the page; only its write
-                    // permission goes, as before the change.
-                    unsafe { host::protect(page, hp, host_prot(prot & !PROT_WRITE)) }.ok();
+                Some(prot) if prot & PROT_WRITE != 0 && !self.code.is_self_checking(page) => {
+                    // The change gave the page the guest's protection back:
+                    // armed again (translations may depend on it).
+                    if self.code.arm(page) {
+                        // SAFETY: the guest owns the page; only its write
+                        // permission goes, as before the change.
+                        unsafe { host::protect(page, hp, host_prot(prot & !PROT_WRITE)) }.ok();
+                    }
                 }
-                Some(_) => {}
+                Some(_) => self.code.guest_read_only(page),
             }
         }
         let unowned: Vec<u64> =
@@ -1092,19 +1104,21 @@ mod tests {
     #[test]
     fn mmap_protect_unmap_and_code_reads() {
         let mut m = GuestMemory::new();
-        let (a, changed) = m.mmap(0, 3 * GUEST_PAGE, RW, MAP_PRIVATE_ANON, -1, 0).unwrap();
-        assert!(!changed);
+        let a = m.mmap(0, 3 * GUEST_PAGE, RW, MAP_PRIVATE_ANON, -1, 0).unwrap();
         m.write_bytes(a + 10, b"\x90\xc3").unwrap();
         let mut buf = [0u8; 4];
         assert_eq!(m.read(a, &mut buf), 0, "not executable yet");
-        assert!(!m.mprotect(a, GUEST_PAGE, u64::from(PROT_READ | PROT_EXEC)).unwrap());
+        m.mprotect(a, GUEST_PAGE, u64::from(PROT_READ | PROT_EXEC)).unwrap();
+        assert!(m.take_written_code().is_empty(), "no code changed");
         assert_eq!(m.read(a + 10, &mut buf), 4);
         assert_eq!(&buf[..2], b"\x90\xc3");
         let mut big = vec![0u8; 2 * GUEST_PAGE as usize];
         assert_eq!(m.read(a, &mut big), GUEST_PAGE as usize, "stops at the end of executable memory");
         assert_eq!(m.write_bytes(a, b"x"), Err(Errno::EFAULT), "read-only now");
-        assert_eq!(m.mprotect(a, GUEST_PAGE, u64::from(PROT_READ)), Ok(true), "code lost exec");
-        assert_eq!(m.munmap(a, 3 * GUEST_PAGE), Ok(false));
+        assert_eq!(m.mprotect(a, GUEST_PAGE, u64::from(PROT_READ)), Ok(()));
+        assert_eq!(m.take_written_code(), [(a, GUEST_PAGE)], "code lost exec");
+        assert_eq!(m.munmap(a, 3 * GUEST_PAGE), Ok(()));
+        assert!(m.take_written_code().is_empty(), "no code unmapped");
         assert!(regions(&m).is_empty());
         assert_eq!(m.read_bytes(a, &mut buf), Err(Errno::EFAULT));
         assert_eq!(m.mprotect(a, GUEST_PAGE, RW), Err(Errno::ENOMEM));
@@ -1113,15 +1127,16 @@ mod tests {
     #[test]
     fn fixed_maps_only_over_guest_or_free_memory() {
         let mut m = GuestMemory::new();
-        let (a, _) = m.mmap(0, 4 * GUEST_PAGE, RW, MAP_PRIVATE_ANON, -1, 0).unwrap();
+        let a = m.mmap(0, 4 * GUEST_PAGE, RW, MAP_PRIVATE_ANON, -1, 0).unwrap();
         m.mprotect(a, GUEST_PAGE, u64::from(PROT_READ | PROT_EXEC)).unwrap();
         let fixed = MAP_PRIVATE_ANON | u64::from(MAP_FIXED);
-        assert_eq!(m.mmap(a, GUEST_PAGE, RW, fixed, -1, 0), Ok((a, true)), "replaces guest code");
+        assert_eq!(m.mmap(a, GUEST_PAGE, RW, fixed, -1, 0), Ok(a));
+        assert_eq!(m.take_written_code(), [(a, GUEST_PAGE)], "replaces guest code");
         // Runtime memory: a Rust heap allocation the guest does not own.
         let ours = vec![7u8; 1 << 20];
         let page = round_up(ours.as_ptr() as u64, m.host_page).unwrap();
         assert_eq!(m.mmap(page, m.host_page, RW, fixed, -1, 0), Err(Errno::ENOMEM));
-        assert_eq!(m.munmap(page, m.host_page), Ok(false), "not the guest's: left alone");
+        assert_eq!(m.munmap(page, m.host_page), Ok(()), "not the guest's: left alone");
         assert!(ours.iter().all(|b| *b == 7));
         let noreplace = MAP_PRIVATE_ANON | u64::from(MAP_FIXED_NOREPLACE);
         assert_eq!(m.mmap(a, GUEST_PAGE, RW, noreplace, -1, 0), Err(Errno::EEXIST));
@@ -1151,7 +1166,7 @@ mod tests {
     #[test]
     fn read_cstr_stops_at_nul_and_faults() {
         let mut m = GuestMemory::new();
-        let (a, _) = m.mmap(0, GUEST_PAGE, RW, MAP_PRIVATE_ANON, -1, 0).unwrap();
+        let a = m.mmap(0, GUEST_PAGE, RW, MAP_PRIVATE_ANON, -1, 0).unwrap();
         m.write_bytes(a, b"hello\0").unwrap();
         assert_eq!(m.read_cstr(a, 100).unwrap(), b"hello");
         assert_eq!(m.read_cstr(a, 3), Err(Errno(libc::ENAMETOOLONG)));
@@ -1163,7 +1178,7 @@ mod tests {
     #[test]
     fn machine_loads_and_stores_unaligned() {
         let mut m = GuestMemory::new();
-        let (a, _) = m.mmap(0, GUEST_PAGE, RW, MAP_PRIVATE_ANON, -1, 0).unwrap();
+        let a = m.mmap(0, GUEST_PAGE, RW, MAP_PRIVATE_ANON, -1, 0).unwrap();
         GuestAccess.store(a + 1, Type::I64, 0x1122_3344_5566_7788);
         assert_eq!(GuestAccess.load(a + 1, Type::I64), 0x1122_3344_5566_7788);
         assert_eq!(GuestAccess.load(a + 1, Type::I8), 0x88);
@@ -1176,45 +1191,66 @@ mod tests {
         assert_eq!(s.gpr[0], 0xd);
     }
 
+    /// Whether the host kernel can write `bytes` at `addr` (a pipe's
+    /// `read` into it): what a system call's copy to guest memory does.
+    fn kernel_writes(addr: u64, bytes: &[u8]) -> bool {
+        let mut fds = [0i32; 2];
+        // SAFETY: pipe/write/read/close on the test's own descriptors; the
+        // kernel checks `addr` and fails with EFAULT rather than fault.
+        unsafe {
+            assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+            assert_eq!(libc::write(fds[1], bytes.as_ptr().cast(), bytes.len()), bytes.len() as isize);
+            let got = libc::read(fds[0], addr as *mut libc::c_void, bytes.len());
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+            got == bytes.len() as isize
+        }
+    }
+
     #[test]
-    fn a_store_to_protected_code_is_seen_once_and_then_lets_through() {
-        // The probes of the checked copies catch the faults.
+    fn a_store_to_protected_code_is_let_through_and_recorded() {
+        // The probes of the checked copies are guest accesses, like the
+        // JIT's stores: the fault handler lets them through.
         crate::signals::install_fault_handlers();
         let mut m = GuestMemory::new();
+        let hp = m.host_page;
         let rwx = u64::from(PROT_READ | PROT_WRITE | PROT_EXEC);
-        let (a, _) = m.mmap(0, 2 * m.host_page, rwx, MAP_PRIVATE_ANON, -1, 0).unwrap();
+        let a = m.mmap(0, 2 * hp, rwx, MAP_PRIVATE_ANON, -1, 0).unwrap();
         let code = [(a + 16, a + 20)];
         assert!(!m.protect_code(&code), "protected, not self-checking");
-        // The kernel's copy (a system call) fails on the protected page.
-        assert_eq!(m.write_bytes(a + 100, b"x"), Err(Errno::EFAULT));
-        m.write_bytes(a + m.host_page, b"x").expect("the next page is not code");
+        assert!(!kernel_writes(a + 100, b"k"), "write-protected on the host");
+        m.write_bytes(a + 100, b"x").expect("let through");
+        let mut back = [0u8];
+        m.read_bytes(a + 100, &mut back).unwrap();
+        assert_eq!(back, *b"x");
+        m.write_bytes(a + hp, b"y").expect("the next page is not code");
+        assert_eq!(m.take_written_code(), [(a, hp)]);
+        assert!(m.take_written_code().is_empty(), "collected once");
+        assert!(kernel_writes(a + 100, b"k"), "writable until code on it is translated again");
         // The guest's mprotect keeps the protection while code depends on it.
-        m.mprotect(a, m.host_page, rwx).unwrap();
-        assert_eq!(m.write_bytes(a + 100, b"x"), Err(Errno::EFAULT));
-        assert!(!m.code_write_fault(a + m.host_page, &code), "not a code page: the guest's fault");
-        assert!(m.code_write_fault(a + 100, &[(a + m.host_page, a + m.host_page + 4)]));
-        m.write_bytes(a + 100, b"x").expect("writable again");
-        assert_eq!(m.take_written_code(), [(a, m.host_page)]);
-        // Code storing to its own page: the page checks its bytes instead.
-        assert!(!m.protect_code(&code));
-        assert!(m.code_write_fault(a + 100, &code));
-        assert!(m.protect_code(&code), "self-checking now");
-        m.write_bytes(a + 100, b"x").expect("self-checking pages stay writable");
-        m.munmap(a, 2 * m.host_page).unwrap();
-        assert!(m.code.self_checking_in(a, a + 2 * m.host_page).is_empty(), "unmapped pages are forgotten");
+        m.protect_code(&code);
+        m.mprotect(a, hp, rwx).unwrap();
+        assert!(!kernel_writes(a + 100, b"k"));
+        m.write_bytes(a + 100, b"x").expect("let through");
+        assert_eq!(m.take_written_code(), [(a, hp)]);
+        // Read-only by the guest: a store is the guest's fault.
+        m.protect_code(&code);
+        m.mprotect(a, hp, u64::from(PROT_READ | PROT_EXEC)).unwrap();
+        assert!(crate::signal::probe::copy_to(a + 100, b"x").is_err(), "the guest's fault");
+        m.munmap(a, 2 * hp).unwrap();
+        assert!(m.code.tracked_in(a, a + 2 * hp).is_empty(), "unmapped pages are forgotten");
     }
 
     #[test]
     fn a_system_call_into_protected_code_is_retried_with_it_writable() {
-        // The probes of the checked copies catch the faults.
         crate::signals::install_fault_handlers();
         let mut m = GuestMemory::new();
         let rwx = u64::from(PROT_READ | PROT_WRITE | PROT_EXEC);
-        let (a, _) = m.mmap(0, m.host_page, rwx, MAP_PRIVATE_ANON, -1, 0).unwrap();
+        let a = m.mmap(0, m.host_page, rwx, MAP_PRIVATE_ANON, -1, 0).unwrap();
         m.protect_code(&[(a, a + 1)]);
-        assert_eq!(m.write_bytes(a, b"x"), Err(Errno::EFAULT));
+        assert!(!kernel_writes(a, b"x"), "EFAULT");
         assert!(m.unprotect_all_code());
-        m.write_bytes(a, b"x").expect("writable again");
+        assert!(kernel_writes(a, b"x"), "writable again");
         assert!(!m.unprotect_all_code(), "nothing left to unprotect");
         assert_eq!(m.take_written_code(), [(a, m.host_page)]);
         m.munmap(a, m.host_page).unwrap();
@@ -1222,19 +1258,18 @@ mod tests {
 
     #[test]
     fn a_moved_mapping_loses_its_code_protection() {
-        // The probes of the checked copies catch the faults.
         crate::signals::install_fault_handlers();
         let mut m = GuestMemory::new();
         if m.host_page != GUEST_PAGE {
             return;
         }
         let rwx = u64::from(PROT_READ | PROT_WRITE | PROT_EXEC);
-        let (a, _) = m.mmap(0, GUEST_PAGE, rwx, MAP_PRIVATE_ANON, -1, 0).unwrap();
+        let a = m.mmap(0, GUEST_PAGE, rwx, MAP_PRIVATE_ANON, -1, 0).unwrap();
         m.protect_code(&[(a, a + 1)]);
-        let (b, lost) = m.mremap(a, GUEST_PAGE, 64 * GUEST_PAGE, u64::from(MREMAP_MAYMOVE), 0).unwrap();
+        let b = m.mremap(a, GUEST_PAGE, 64 * GUEST_PAGE, u64::from(MREMAP_MAYMOVE), 0).unwrap();
         if b != a {
-            assert!(lost, "the code moved");
-            m.write_bytes(b, b"x").expect("the moved page is the guest's, writable");
+            assert!(m.take_written_code().contains(&(a, GUEST_PAGE)), "the code moved");
+            assert!(kernel_writes(b, b"x"), "the moved page is the guest's, writable");
         }
         m.munmap(b, 64 * GUEST_PAGE).unwrap();
     }

@@ -48,7 +48,7 @@ impl RunError {
         match self {
             RunError::Policy(_) | RunError::Rootfs(_) | RunError::Plugin(_) => 2,
             RunError::Load(e) => e.exit_status(),
-            RunError::Translate(_) | RunError::Engine(EngineError::Setup(_) | EngineError::Inexact(_)) => 4,
+            RunError::Translate(_) | RunError::Engine(EngineError::Setup(_)) => 4,
             RunError::Engine(EngineError::Mismatch(_)) => 3,
         }
     }
@@ -122,7 +122,7 @@ impl Cache {
         variant: Variant,
         pipeline: &mut Pipeline,
         mem: &mut GuestMemory,
-    ) -> Result<Arc<Region>, TranslateError> {
+    ) -> Result<(Arc<Region>, bool), TranslateError> {
         let executions = match (&mut self.lookups, variant) {
             (Some(l), Variant::Policy) => {
                 if !l.contains_key(&rip) {
@@ -135,7 +135,7 @@ impl Cache {
             _ => 0,
         };
         if let Some(c) = self.regions.get(&(rip, variant)) {
-            return Ok(c.region.clone());
+            return Ok((c.region.clone(), c.bytes.is_some()));
         }
         let started = std::time::Instant::now();
         let region = Arc::new(pipeline.translate(rip, mem, executions, variant)?);
@@ -156,8 +156,9 @@ impl Cache {
         self.held_insts += region.insts.len();
         let ranges = region.guest_ranges();
         let bytes = mem.protect_code(&ranges).then(|| code_bytes(&ranges, mem));
+        let self_checking = bytes.is_some();
         self.regions.insert((rip, variant), Cached { region: region.clone(), ranges, bytes });
-        Ok(region)
+        Ok((region, self_checking))
     }
 
     /// Drops every region with an instruction in `[start, start + len)`
@@ -211,11 +212,19 @@ impl Shared {
         self.translator.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The `variant` translation of the code at `rip`. A self-checking
-    /// region whose bytes changed is invalidated and translated again.
-    fn region(&self, rip: u64, variant: Variant, mem: &SharedMemory) -> Result<Arc<Region>, TranslateError> {
+    /// The `variant` translation of the code at `rip`, and whether it is
+    /// self-checking. Code changes the memory map recorded are applied
+    /// first, and a self-checking region whose bytes changed is
+    /// invalidated and translated again.
+    fn region(&self, rip: u64, variant: Variant, mem: &SharedMemory) -> Result<(Arc<Region>, bool), TranslateError> {
         let t = &mut *self.translator();
         let mem = &mut *mem.lock();
+        if crate::code_pages::written_pending() {
+            for (start, len) in mem.take_written_code() {
+                t.cache.invalidate(start, len);
+                self.invalidations.push(start, len);
+            }
+        }
         let stale = t.cache.regions.get(&(rip, variant)).filter(|c| c.stale(mem)).map(|c| c.ranges.clone());
         for (start, end) in stale.into_iter().flatten() {
             tracing::trace!(rip = format_args!("{rip:#x}"), "self-checking region: its code changed");
@@ -223,22 +232,6 @@ impl Shared {
             self.invalidations.push(start, end - start);
         }
         t.cache.get_or_translate(rip, variant, &mut t.pipeline, mem)
-    }
-
-    /// The reference translation of the one instruction at `rip`, `len`
-    /// bytes long, not cached (so its page is not protected again): how a
-    /// store that took a code page's write fault runs again.
-    fn single(&self, rip: u64, len: u64, mem: &SharedMemory) -> Result<Arc<Region>, TranslateError> {
-        let t = &mut *self.translator();
-        let mem = &*mem.lock();
-        let code = CodeUpTo { mem, end: rip.saturating_add(len) };
-        Ok(Arc::new(t.pipeline.translate(rip, &code, 0, Variant::Reference)?))
-    }
-
-    /// Guest code in `[start, start + len)` changed.
-    fn invalidate(&self, start: u64, len: u64) {
-        self.translator().cache.invalidate(start, len);
-        self.invalidations.push(start, len);
     }
 
     /// The guest starts a second thread: under `memory_model: Auto`, the
@@ -253,19 +246,6 @@ impl Shared {
         t.pipeline.set_memory_model(MemoryModel::Ordered);
         t.cache.invalidate(0, u64::MAX);
         self.invalidations.push(0, u64::MAX);
-    }
-}
-
-/// Guest code up to `end` only: a region translated from it stops there.
-struct CodeUpTo<'a> {
-    mem: &'a GuestMemory,
-    end: u64,
-}
-
-impl aarchx_pass::GuestCode for CodeUpTo<'_> {
-    fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
-        let n = self.end.saturating_sub(addr).min(buf.len() as u64) as usize;
-        self.mem.read(addr, &mut buf[..n])
     }
 }
 
@@ -377,9 +357,6 @@ struct GuestThread<'a> {
     engine: Engine,
     verifier: Option<Verifier>,
     applied: u64,
-    /// The guest instruction (address, length) to run alone next: a store
-    /// that took a code page's write fault (see `crate::code_pages`).
-    step: Option<(u64, u64)>,
 }
 
 impl<'a> GuestThread<'a> {
@@ -389,7 +366,6 @@ impl<'a> GuestThread<'a> {
             engine,
             verifier: shared.verify.map(Verifier::new),
             applied: shared.invalidations.count(),
-            step: None,
         }
     }
 
@@ -398,24 +374,13 @@ impl<'a> GuestThread<'a> {
     /// `None` when other threads run on.
     fn run(&mut self, mut state: GuestState, mut process: Process) -> Result<Option<i32>, RunError> {
         loop {
-            if crate::code_pages::written_pending() {
-                // Guest code was written (see `crate::code_pages`).
-                let written = process.mem.lock().take_written_code();
-                for (start, len) in written {
-                    self.shared.invalidate(start, len);
-                }
-            }
             self.catch_up();
             process.deliver_signals(&mut state);
             let rip = state.rip;
             // While MXCSR unmasks an exception, regions run their reference
             // translation (see `exact_float_traps`).
             let variant = if exact_float_traps(&state) { Variant::Reference } else { Variant::Policy };
-            let step = self.step.take().filter(|&(at, _)| at == rip);
-            let region = match step {
-                Some((at, len)) => self.shared.single(at, len, &process.mem)?,
-                None => self.shared.region(rip, variant, &process.mem)?,
-            };
+            let (region, self_checking) = self.shared.region(rip, variant, &process.mem)?;
             // The look-up may have dropped a self-checking region's stale
             // code, from this thread's executor too.
             self.catch_up();
@@ -424,15 +389,13 @@ impl<'a> GuestThread<'a> {
             // stores, which other threads would see or lose: it checks
             // only while the guest has one thread.
             let alone = self.shared.threads.load(Ordering::SeqCst) == 1;
-            let due = step.is_none() && alone && self.verifier.as_mut().is_some_and(|v| v.due(&region));
+            let due = alone && self.verifier.as_mut().is_some_and(|v| v.due(&region));
             let exit = match self.verifier.as_mut().filter(|_| due) {
-                // The store runs alone, exactly, on the interpreter.
-                _ if step.is_some() => Ok(crate::interp::run_region(&region, &mut state, &mut crate::mem::GuestAccess)),
                 Some(v) => {
-                    let reference = self.shared.region(rip, Variant::Reference, &process.mem)?;
+                    let (reference, _) = self.shared.region(rip, Variant::Reference, &process.mem)?;
                     v.check(&mut self.engine, &region, &reference, &mut state, &mut process)
                 }
-                None => self.engine.execute(&region, &mut state, &mut process),
+                None => Ok(self.engine.execute(&region, self_checking, &mut state, &mut process)),
             };
             let exit = exit.inspect_err(|_| self.report())?;
             let fatal = match exit {
@@ -459,25 +422,9 @@ impl<'a> GuestThread<'a> {
                         state.gpr[0] = spawn(self.shared, *thread);
                         None
                     }
-                    SyscallOutcome::CodeChanged { start, len } => {
-                        self.shared.invalidate(start, len);
-                        None
-                    }
                 },
                 RegionExit::Jump { .. } => None,
                 RegionExit::Trap { kind } => process.trap(&mut state, kind),
-                // A store to a page protected for its code (exact: the
-                // engine journals while pages are protected): the page is
-                // writable again, its code is dropped (above) and the store
-                // runs again, alone, so that its own page is not protected
-                // again before it has run.
-                RegionExit::Fault { fault }
-                    if crate::code_pages::may_be_code_write(&fault)
-                        && process.mem.lock().code_write_fault(fault.addr, &region.guest_ranges()) =>
-                {
-                    self.step = region.guest_insns().find(|&(at, _)| at == state.rip).map(|(at, len)| (at, u64::from(len)));
-                    None
-                }
                 RegionExit::Fault { fault } => process.fault(&mut state, fault),
             };
             if let Some(sig) = fatal {

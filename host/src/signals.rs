@@ -16,7 +16,9 @@
 //!   (`crate::signal::probe`) or in JIT code, is recorded and the host
 //!   context redirected (to the probe's landing pad; to the trampoline's
 //!   exit with the fault exit code and the stack pointer of the run's
-//!   entry). A SIGBUS for misalignment at a bare `ldar`/`stlr` of JIT code
+//!   entry). A store to a page write-protected for its guest code runs
+//!   again instead, the page made writable (`crate::code_pages`). A
+//!   SIGBUS for misalignment at a bare `ldar`/`stlr` of JIT code
 //!   resumes at that access's fenced plain version instead (its fixup,
 //!   see `crate::jit::lower`). The same signals sent by a process are recorded as pending
 //!   like any other. Any other fault is aarchx's own: the handler restores
@@ -26,6 +28,10 @@
 
 use crate::signal::frame::{Plain, Siginfo};
 use crate::thread::{self, CodeRun};
+
+/// `si_code` of a fault on a page whose permissions refuse the access
+/// (`libc` has no name for it).
+const SEGV_ACCERR: i32 = 2;
 
 /// The fault signals [`on_fault`] owns.
 pub const FAULT_SIGNALS: [i32; 5] = [libc::SIGILL, libc::SIGTRAP, libc::SIGBUS, libc::SIGFPE, libc::SIGSEGV];
@@ -145,6 +151,14 @@ extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_vo
         }
     }
     if memory && ((begin..end).contains(&pc) || in_jit.is_some()) {
+        if sig == libc::SIGSEGV && info_ref.si_code == SEGV_ACCERR && crate::code_pages::resume_write(addr) {
+            // A store to a page write-protected for its code: it runs
+            // again, the page writable now; translated code in progress
+            // comes back to the dispatcher soon, which drops the page's
+            // translations (see `crate::code_pages`).
+            cut_code_run(uc);
+            return;
+        }
         thread::current().record_fault(crate::machine::GuestFault { sig, code: info_ref.si_code, addr });
         match in_jit {
             Some(run) => leave_code_run(uc, &run),

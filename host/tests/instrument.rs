@@ -46,11 +46,11 @@ const STARTUP_SLACK: u64 = 6_000;
 /// run to run); `sig_syscall_race`'s rounds take as many tries as the timer's
 /// races make them; `codegen_churn` parses its own resident set from
 /// /proc, whose digits differ from run to run; `threads`,
-/// `threads_signals` and `smc` run several threads, whose instructions
+/// `threads_signals`, `threads_stress` and `smc` run several threads, whose instructions
 /// depend on the scheduling (a contended lock retries, a waiter spins
 /// before it sleeps), and the counters are not yet added atomically
 /// across threads.
-const NOT_COMPARABLE: [&str; 16] = [
+const NOT_COMPARABLE: [&str; 17] = [
     "sig_alarm",
     "sig_raise",
     "fork_exec",
@@ -66,6 +66,7 @@ const NOT_COMPARABLE: [&str; 16] = [
     "codegen_churn",
     "threads",
     "threads_signals",
+    "threads_stress",
     "smc",
 ];
 

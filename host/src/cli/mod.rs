@@ -57,10 +57,8 @@ Exit status:
   4    translation failed: the lifter or a plugin pass failed or produced
        invalid IR, a Lua policy's on_region hook failed, or, under verify
        mode, any pass failed (otherwise a built-in pass that fails on a
-       block is left out of it, with a warning); or translated code
-       could not run: the JIT could not be set up, or a translated run
-       that a store into freshly translated code faulted in cannot be
-       replayed exactly
+       block is left out of it, with a warning); or the JIT could not
+       be set up
   126  PROGRAM is not a runnable x86-64 ELF executable, or its dynamic
        loader is not in the guest root
   127  PROGRAM was not found

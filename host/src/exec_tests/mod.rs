@@ -148,7 +148,7 @@ impl<'r> Prepared<'r> {
         #[cfg(target_arch = "aarch64")]
         for journaled in [false, true] {
             let block = jit
-                .compile(region, CompileOptions { journal: journaled }, true)
+                .compile(region, CompileOptions { journal: journaled, ..CompileOptions::default() }, true)
                 .unwrap_or_else(|e| panic!("declined: {e}\n{}", aarchx_ir::print::print(region)));
             executors.push(Executor::Jit { block, journaled });
         }

@@ -183,10 +183,10 @@ impl Jit {
 
     /// Records `block` (entered by the dispatcher at its guest address) in
     /// the indirect branch target cache, so translated code's indirect
-    /// branches to that address reach it directly. Journaled and dead
-    /// blocks are not recorded.
+    /// branches to that address reach it directly. Dead blocks and those
+    /// not [`CompileOptions::linkable`] are not recorded.
     pub fn note_entry(&mut self, block: BlockId) {
-        if let Some(info) = self.block(block).filter(|b| !b.options.journal) {
+        if let Some(info) = self.block(block).filter(|b| b.options.linkable()) {
             self.ibtc.insert(info.guest, info.code);
         }
     }
@@ -243,10 +243,11 @@ impl Jit {
     /// Links `stub` (reported by a run) straight to `target`, whose guest
     /// entry must be the stub's target address. Returns whether the link
     /// was made: stubs of dead or journaled blocks, and targets that are
-    /// journaled, dead or for another address, are left alone.
+    /// not [`CompileOptions::linkable`], dead or for another address, are
+    /// left alone.
     pub fn link(&mut self, stub: StubId, target: BlockId) -> bool {
         let Some(info) = self.block(target) else { return false };
-        if info.options.journal {
+        if !info.options.linkable() {
             return false;
         }
         let (guest, code) = (info.guest, info.code);

@@ -124,4 +124,15 @@ pub struct CompileOptions {
     /// mode, and while the guest handles memory faults). Such a block is
     /// never chained.
     pub journal: bool,
+    /// Entered only from the dispatcher: never linked to, never in the
+    /// indirect branch target cache (a region on a self-checking code
+    /// page compares its bytes before each run, see `crate::code_pages`).
+    pub dispatched: bool,
+}
+
+impl CompileOptions {
+    /// Whether other blocks may branch to a block compiled so.
+    pub fn linkable(self) -> bool {
+        !self.journal && !self.dispatched
+    }
 }

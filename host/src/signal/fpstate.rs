@@ -95,7 +95,7 @@ mod tests {
     fn save_then_restore_is_the_identity_on_fp_state() {
         let mut mem = GuestMemory::new();
         let flags = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
-        let (a, _) = mem.mmap(0, 4096, 3, flags, -1, 0).unwrap();
+        let a = mem.mmap(0, 4096, 3, flags, -1, 0).unwrap();
         let mut s = GuestState { rip: 0x1234, ..GuestState::default() };
         for (i, x) in s.xmm.iter_mut().enumerate() {
             *x = 0x0102_0304_0506_0708_090a_0b0c_0d0e_0f10u128.wrapping_mul(i as u128 + 1);

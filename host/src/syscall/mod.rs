@@ -109,10 +109,6 @@ pub enum SyscallOutcome {
     /// Go on, and start this new guest thread (clone); its id is the
     /// system call's result.
     Spawn(Box<NewThread>),
-    /// Go on, but guest code in `[start, start + len)` may have changed
-    /// (unmapped, remapped, replaced or made non-executable): translations
-    /// of it must be dropped.
-    CodeChanged { start: u64, len: u64 },
 }
 
 /// The guest process as the system calls see it.
@@ -260,12 +256,6 @@ fn urandom() -> std::io::Result<[u8; 16]> {
 /// each).
 pub fn this_thread() -> u64 {
     host!(libc::SYS_gettid).unwrap_or(0)
-}
-
-fn code_changed(outcome: &mut SyscallOutcome, changed: bool, start: u64, len: u64) {
-    if changed {
-        *outcome = SyscallOutcome::CodeChanged { start, len };
-    }
 }
 
 impl Process {
@@ -417,26 +407,12 @@ impl Process {
 
             // Memory.
             brk => Ok(self.mem.lock().brk(a0)),
-            mmap => {
-                let (addr, changed) = self.mem.lock().mmap(a0, a1, a2, a3, a4 as i32, a5)?;
-                code_changed(outcome, changed, addr, a1);
-                Ok(addr)
-            }
-            munmap => {
-                let changed = self.mem.lock().munmap(a0, a1)?;
-                code_changed(outcome, changed, a0, a1);
-                Ok(0)
-            }
-            mprotect => {
-                let changed = self.mem.lock().mprotect(a0, a1, a2)?;
-                code_changed(outcome, changed, a0, a1);
-                Ok(0)
-            }
-            mremap => {
-                let (addr, changed) = self.mem.lock().mremap(a0, a1, a2, a3, a4)?;
-                code_changed(outcome, changed, a0, a1);
-                Ok(addr)
-            }
+            // Code changes are recorded by the memory map (see
+            // `GuestMemory::take_written_code`).
+            mmap => self.mem.lock().mmap(a0, a1, a2, a3, a4 as i32, a5),
+            munmap => self.mem.lock().munmap(a0, a1).map(|()| 0),
+            mprotect => self.mem.lock().mprotect(a0, a1, a2).map(|()| 0),
+            mremap => self.mem.lock().mremap(a0, a1, a2, a3, a4),
             madvise => self.mem.lock().madvise(a0, a1, a2),
             msync => host!(libc::SYS_msync, a0, a1, a2),
             mincore => host!(libc::SYS_mincore, a0, a1, a2),
@@ -607,7 +583,7 @@ mod tests {
 
     fn process() -> (Process, u64) {
         let mut mem = GuestMemory::new();
-        let (scratch, _) = mem.mmap(0, 1 << 16, RW, (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64, -1, 0).unwrap();
+        let scratch = mem.mmap(0, 1 << 16, RW, (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64, -1, 0).unwrap();
         let program = LoadedProgram {
             entry: 0,
             stack_pointer: 0,
@@ -1047,15 +1023,15 @@ mod tests {
     fn memory_calls_report_code_changes() {
         let (mut p, _) = process();
         let flags = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
-        let (addr, outcome) = call(&mut p, Sysno::mmap, &[0, 8192, 5, flags, u64::MAX, 0]);
+        let (addr, _) = call(&mut p, Sysno::mmap, &[0, 8192, 5, flags, u64::MAX, 0]);
         assert!(addr > 0);
-        assert!(matches!(outcome, SyscallOutcome::Continue));
-        let (r, outcome) = call(&mut p, Sysno::mprotect, &[addr as u64, 4096, 1]);
+        p.mem.lock().take_written_code();
+        let (r, _) = call(&mut p, Sysno::mprotect, &[addr as u64, 4096, 1]);
         assert_eq!(r, 0);
-        assert!(matches!(outcome, SyscallOutcome::CodeChanged { start, len: 4096 } if start == addr as u64));
-        let (r, outcome) = call(&mut p, Sysno::munmap, &[addr as u64, 8192]);
+        assert!(p.mem.lock().take_written_code().contains(&(addr as u64, 4096)), "code lost exec");
+        let (r, _) = call(&mut p, Sysno::munmap, &[addr as u64, 8192]);
         assert_eq!(r, 0);
-        assert!(matches!(outcome, SyscallOutcome::CodeChanged { start, len: 8192 } if start == addr as u64));
+        assert!(p.mem.lock().take_written_code().contains(&(addr as u64, 8192)), "code unmapped");
         assert_eq!(call(&mut p, Sysno::mmap, &[0, 0, 3, flags, u64::MAX, 0]).0, -i64::from(libc::EINVAL));
     }
 }

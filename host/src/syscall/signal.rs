@@ -715,7 +715,7 @@ mod tests {
     fn scratch() -> (SharedMemory, u64) {
         let mut mem = GuestMemory::new();
         let flags = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
-        let (a, _) = mem.mmap(0, 4096, 3, flags, -1, 0).unwrap();
+        let a = mem.mmap(0, 4096, 3, flags, -1, 0).unwrap();
         (SharedMemory::new(mem), a)
     }
 
@@ -777,7 +777,7 @@ mod tests {
     fn a_handler_frame_round_trips_through_sigreturn() {
         let mut mem = GuestMemory::new();
         let flags = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
-        let (stack, _) = mem.mmap(0, 1 << 16, 3, flags, -1, 0).unwrap();
+        let stack = mem.mmap(0, 1 << 16, 3, flags, -1, 0).unwrap();
         let program = crate::loader::LoadedProgram {
             entry: 0,
             stack_pointer: 0,

@@ -16,7 +16,7 @@ fn stores_are_recorded_and_rolled_back() {
          store.i8 v0, v2\n exit jump 0x1000\n",
     );
     let mut jit = Jit::new().expect("JIT starts");
-    let b = jit.compile(&r, CompileOptions { journal: true }, true).expect("compiles");
+    let b = jit.compile(&r, CompileOptions { journal: true, ..CompileOptions::default() }, true).expect("compiles");
     let mut state = state_with(&[("rdi", u128::from(base)), ("rax", 0x1122_3344_5566_7788), ("xmm0", u128::MAX)]);
     // SAFETY: the region stores into `mem` only.
     unsafe { jit.run(b, &mut state, &mut |_, _| {}) };
@@ -48,7 +48,7 @@ fn the_journal_grows() {
          block2:\n exit jump 0x1000\n",
     );
     let mut jit = Jit::new().expect("JIT starts");
-    let b = jit.compile(&r, CompileOptions { journal: true }, true).expect("compiles");
+    let b = jit.compile(&r, CompileOptions { journal: true, ..CompileOptions::default() }, true).expect("compiles");
     let mut state = state_with(&[("rdi", u128::from(mem.base()))]);
     // SAFETY: the region stores into the first 2 KiB of `mem` only.
     unsafe { jit.run(b, &mut state, &mut |_, _| {}) };
