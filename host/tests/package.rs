@@ -1,7 +1,7 @@
 //! The Debian package (`./x package`; `./x test` builds it from its aarch64
 //! build and names it in `AARCHX_DEB`): its control fields and scripts,
-//! every file docs/usage.md says it installs, and its aarchx, unpacked
-//! into a temporary root, finding the packaged rules file and a policy
+//! every file docs/usage.md says it installs, and, unpacked into a
+//! temporary root, its files matching its md5sums and its aarchx finding the packaged rules file and a policy
 //! named without a path in the package, then running a guest program with
 //! that policy as the program runs natively.
 
@@ -121,6 +121,11 @@ fn unpacked_aarchx_runs_a_guest_with_a_packaged_policy_named_without_a_path() {
     let root = temp_dir("root");
     dpkg_deb(&[OsStr::new("-x"), deb.as_os_str(), root.as_os_str()]);
     let root = root.canonicalize().expect("canonical root");
+    // The sums dpkg and debsums check the installed files against.
+    dpkg_deb(&[OsStr::new("-e"), deb.as_os_str(), root.join("DEBIAN").as_os_str()]);
+    let sums =
+        run(Command::new("md5sum").args(["--check", "--quiet", "--strict", "DEBIAN/md5sums"]).current_dir(&root));
+    assert_eq!(sums.code, Some(0), "DEBIAN/md5sums: {}", describe(&sums));
     let empty = temp_dir("empty");
     let qemu = std::env::var_os("AARCHX_QEMU").filter(|q| !q.is_empty());
     // The packaged aarchx, with the packaged rules as the system's and no user's.

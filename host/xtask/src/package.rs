@@ -55,7 +55,7 @@ pub fn build_deb(cx: &Cx) -> Result {
         Host::X86_64 => "aarch64-linux-gnu-strip",
         Host::Aarch64 => "strip",
     };
-    run(Command::new(strip).arg("--strip-all").arg("-o").arg(&bin).arg(cx.arm64_bin()))?;
+    run(Command::new(strip).args(["--strip-all", "--remove-section=.comment", "-o"]).arg(&bin).arg(cx.arm64_bin()))?;
 
     let policies = at("usr/share/aarchx/policies");
     copy_dir(&cx.root.join("policies"), &policies)?;
@@ -80,14 +80,19 @@ pub fn build_deb(cx: &Cx) -> Result {
     let binfmt = [&b"# x86-64 ELF executables run through aarchx (docs/usage.md, binfmt_misc).\n"[..], &line].concat();
     write(&at("usr/lib/binfmt.d/aarchx.conf"), &binfmt)?;
 
-    // Installed-Size counts what is installed: the tree before DEBIAN/.
-    let installed_kib = normalize(&stage)?;
+    // Installed-Size and md5sums cover what is installed: the tree before DEBIAN/.
+    let mut files = Vec::new();
+    let installed_kib = normalize(&stage, &stage, &mut files)?;
     let control = at("DEBIAN");
     write(&control.join("control"), control_text(installed_kib).as_bytes())?;
     write(&control.join("conffiles"), CONFFILES.iter().map(|f| format!("{f}\n")).collect::<String>().as_bytes())?;
+    // As dh_md5sums: every file but the conffiles (dpkg keeps their sums itself).
+    files.retain(|f| !CONFFILES.contains(&format!("/{}", f.display()).as_str()));
+    files.sort();
+    write(&control.join("md5sums"), &output(Command::new("md5sum").args(&files).current_dir(&stage))?)?;
     write(&control.join("postinst"), POSTINST.as_bytes())?;
     write(&control.join("postrm"), POSTRM.as_bytes())?;
-    normalize(&stage)?;
+    normalize(&stage, &stage, &mut Vec::new())?;
     fs::set_permissions(&stage, fs::Permissions::from_mode(0o755)).map_err(|e| format!("{}: {e}", stage.display()))?;
 
     run(Command::new("dpkg-deb").args(["--build", "--root-owner-group"]).arg(&stage).arg(&deb))?;
@@ -217,10 +222,10 @@ fn copy_dir(from: &Path, to: &Path) -> Result {
 
 /// Gives everything under `dir` the package's modes (folders and
 /// programs 0755: the aarchx binary and the maintainer scripts; other
-/// files 0644, whatever the umask was) and returns the installed size in
-/// KiB as dpkg-gencontrol counts it: each file rounded up to 1 KiB, each
-/// folder 1 KiB.
-fn normalize(dir: &Path) -> Result<u64> {
+/// files 0644, whatever the umask was), adds its files to `files` (relative
+/// to `stage`) and returns the installed size in KiB as dpkg-gencontrol
+/// counts it: each file rounded up to 1 KiB, each folder 1 KiB.
+fn normalize(stage: &Path, dir: &Path, files: &mut Vec<PathBuf>) -> Result<u64> {
     let mut kib = 0;
     let entries = fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in entries {
@@ -230,7 +235,12 @@ fn normalize(dir: &Path) -> Result<u64> {
         let program = meta.is_dir() || path.ends_with("usr/bin/aarchx") || ["postinst", "postrm"].contains(&name);
         let mode = if program { 0o755 } else { 0o644 };
         fs::set_permissions(&path, fs::Permissions::from_mode(mode)).map_err(|e| format!("{}: {e}", path.display()))?;
-        kib += if meta.is_dir() { 1 + normalize(&path)? } else { meta.len().div_ceil(1024) };
+        kib += if meta.is_dir() {
+            1 + normalize(stage, &path, files)?
+        } else {
+            files.push(path.strip_prefix(stage).unwrap_or(&path).to_path_buf());
+            meta.len().div_ceil(1024)
+        };
     }
     Ok(kib)
 }
