@@ -1,9 +1,10 @@
 //! The Debian package (`./x package`; `./x test` builds it from its aarch64
 //! build and names it in `AARCHX_DEB`): its control fields and scripts,
 //! every file docs/usage.md says it installs, and, unpacked into a
-//! temporary root, its files matching its md5sums and its aarchx finding the packaged rules file and a policy
-//! named without a path in the package, then running a guest program with
-//! that policy as the program runs natively.
+//! temporary root, its files matching its md5sums and its aarchx finding
+//! the packaged rules file and a policy named without a path in the
+//! package, then running a guest program with that policy as the program
+//! runs natively.
 
 mod common;
 
