@@ -23,6 +23,10 @@ const POSTRM: &str = include_str!("../deb/postrm");
 /// The copyright file up to the list of crates built into the binary.
 const COPYRIGHT: &str = include_str!("../deb/copyright");
 
+/// The first line of the binfmt.d file, before `aarchx binfmt print`'s.
+const BINFMT_HEADER: &str =
+    "# x86-64 ELF executables run through aarchx (/usr/share/doc/aarchx/docs/usage.md, binfmt_misc).\n";
+
 /// The files installed as conffiles (kept on upgrade when the admin edited
 /// them).
 const CONFFILES: &[&str] = &["/etc/aarchx/programs.ron"];
@@ -77,8 +81,7 @@ pub fn build_deb(cx: &Cx) -> Result {
         write(&at(path), &aarchx(&["completions", shell])?)?;
     }
     let line = aarchx(&["binfmt", "print", "--interpreter", "/usr/bin/aarchx"])?;
-    let binfmt = [&b"# x86-64 ELF executables run through aarchx (docs/usage.md, binfmt_misc).\n"[..], &line].concat();
-    write(&at("usr/lib/binfmt.d/aarchx.conf"), &binfmt)?;
+    write(&at("usr/lib/binfmt.d/aarchx.conf"), &[BINFMT_HEADER.as_bytes(), &line].concat())?;
 
     // Installed-Size and md5sums cover what is installed: the tree before DEBIAN/.
     let mut files = Vec::new();
