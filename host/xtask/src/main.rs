@@ -1,10 +1,13 @@
 //! `cargo xtask`: the project's automation (set-up, guest builds, the two
-//! aarchx builds, demo, tests), plain std Rust. `./x CMD` at the repository
-//! root runs it on a fresh machine; `.ci/run` is `./x test`.
+//! aarchx builds, demo, tests, the Debian package: `package.rs`), plain
+//! std Rust. `./x CMD` at the repository root runs it on a fresh machine;
+//! `.ci/run` is `./x test`.
 //!
 //! Every child cargo is Debian's `/usr/bin/cargo` with `RUSTC=/usr/bin/rustc`
 //! (the only toolchain here with an aarch64 std), even when xtask itself was
 //! started by rustup's cargo: mixing the two rebuilds everything.
+
+mod package;
 
 use std::env;
 use std::ffi::OsString;
@@ -27,8 +30,12 @@ commands:
   guests   build the x86-64 guest test programs (make -C guest)
   build    build aarchx for the host (x86-64 only) and for aarch64 (static)
   demo     setup + guests + build, then run a guest program under aarchx
-  test     setup + guests + build, then cargo test --workspace --release
-           (and on x86-64 aarchx's unit tests built for aarch64, under qemu)
+  test     setup + guests + build + the package's .deb, then cargo test
+           --workspace --release (and on x86-64 aarchx's unit tests built
+           for aarch64, under qemu)
+  package  setup + the aarch64 build, then the Debian package
+           aarchx_VERSION_arm64.deb in the target folder's debian/
+           (see docs/usage.md)
   bench    setup + bench set-up (peer, plugin, kernels) + build, then the
            benchmark harness; arguments after `bench` go to bench/run.py
            (see docs/benchmarks.md)
@@ -55,6 +62,7 @@ fn main() -> ExitCode {
         Some("build") => build(&cx),
         Some("demo") => demo(&cx),
         Some("test") => test(&cx),
+        Some("package") => package::package(&cx),
         Some("bench") => bench(&cx, &args[1..]),
         Some("fuzz") => fuzz(&cx, &args[1..]),
         Some("help" | "-h" | "--help") => {
@@ -527,8 +535,9 @@ fn cargo_test(cx: &Cx, args: &[&str], counts: &mut Counts) -> Result {
             },
         )
         .env("AARCHX_GUEST_DIR", cx.guest_dir())
-        .env("AARCHX_SKIP_LOG", cx.skip_log());
-    println!("running the tests (AARCHX_ARM64_BIN, AARCHX_QEMU, AARCHX_GUEST_DIR, AARCHX_SKIP_LOG set)...");
+        .env("AARCHX_SKIP_LOG", cx.skip_log())
+        .env("AARCHX_DEB", package::deb_path(cx));
+    println!("running the tests (AARCHX_ARM64_BIN, AARCHX_QEMU, AARCHX_GUEST_DIR, AARCHX_SKIP_LOG, AARCHX_DEB set)...");
     println!("$ {}", show(&cmd));
     let mut child = cmd
         .stdin(Stdio::null())
@@ -592,6 +601,8 @@ fn test(cx: &Cx) -> Result {
         for (name, f) in build_steps(cx) {
             step(name, &mut || f(cx));
         }
+        // From the aarch64 build just made; host/tests/package.rs checks it.
+        step("package (.deb)", &mut || package::build_deb(cx));
         let mut counts = Counts::default();
         let mut named = Vec::new();
         // A file left by an earlier run would count its skips again.
