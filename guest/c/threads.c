@@ -125,11 +125,19 @@ static void *short_lived(void *arg) {
     return NULL;
 }
 
+// A detached thread counts itself in a thread-specific data destructor,
+// which runs after pthread_exit has unwound its stack: main may then exit
+// (its exit deregisters the unwind tables) without racing the unwinder.
 static atomic_int detached_ran;
+static pthread_key_t exit_key;
+
+static void exited(void *p) {
+    (void)p;
+    atomic_fetch_add(&detached_ran, 1);
+}
 
 static void *detached(void *arg) {
-    (void)arg;
-    atomic_fetch_add(&detached_ran, 1);
+    pthread_setspecific(exit_key, arg);
     pthread_exit(NULL);
 }
 
@@ -176,9 +184,10 @@ int main(void) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_key_create(&exit_key, exited);
     for (int i = 0; i < 4; i++) {
         pthread_t d;
-        pthread_create(&d, &attr, detached, NULL);
+        pthread_create(&d, &attr, detached, &attr);
     }
     while (atomic_load(&detached_ran) < 4) usleep(1000);
     printf("short-lived %d detached %d\n", (int)short_ran, (int)detached_ran);

@@ -30,7 +30,7 @@ fn without_verify_summary(mut o: Outcome) -> Result<Outcome, String> {
             o.stderr = rest.concat().into_bytes();
             Ok(o)
         }
-        _ => Err(format!("no clean verify summary in stderr:\n{text}")),
+        _ => Err(format!("no clean verify summary in stderr (code {:?}, signal {:?}):\n{text}", o.code, o.signal)),
     }
 }
 
