@@ -15,11 +15,13 @@
 //!   execution counts): [`SIDE_ENTRIES`] entries each.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 
 /// The most IR instructions (the regions' arenas, dead ones included) the
-/// region cache holds: about 64 MiB of IR.
-pub const REGION_INSTS: usize = 1 << 21;
+/// region cache holds: about 128 MiB of IR (python3 starting up translates
+/// 2.6 M; at half this bound it flushed three times and translated 19% more
+/// guest instructions, see docs/benchmarks.md).
+pub const REGION_INSTS: usize = 1 << 22;
 
 /// The most entries of a side map kept by guest address.
 pub const SIDE_ENTRIES: usize = 1 << 16;
@@ -30,21 +32,21 @@ pub trait SideMap {
     fn flush(&mut self);
 }
 
-impl<K: Hash + Eq, V> SideMap for HashMap<K, V> {
+impl<K: Hash + Eq, V, S: BuildHasher + Default> SideMap for HashMap<K, V, S> {
     fn entries(&self) -> usize {
         self.len()
     }
     fn flush(&mut self) {
-        *self = HashMap::new();
+        *self = HashMap::default();
     }
 }
 
-impl<K: Hash + Eq> SideMap for HashSet<K> {
+impl<K: Hash + Eq, S: BuildHasher + Default> SideMap for HashSet<K, S> {
     fn entries(&self) -> usize {
         self.len()
     }
     fn flush(&mut self) {
-        *self = HashSet::new();
+        *self = HashSet::default();
     }
 }
 

@@ -9,7 +9,7 @@
 //! values in the pass's numbering for `Pass::finish`.
 
 use std::cell::Cell;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
@@ -108,7 +108,7 @@ pub fn address(id: u32) -> u64 {
 /// One pass instance's counters: its own ids and the global ones they map to.
 #[derive(Debug, Default)]
 pub struct PassCounters {
-    global: HashMap<u32, u32>,
+    global: FxHashMap<u32, u32>,
 }
 
 impl PassCounters {

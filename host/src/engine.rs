@@ -5,7 +5,7 @@
 //! journaled for verify mode.
 
 #[cfg(target_arch = "aarch64")]
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use aarchx_ir::{GuestState, Region};
 
@@ -59,7 +59,7 @@ pub enum Engine {
     #[cfg(target_arch = "aarch64")]
     Jit {
         jit: crate::jit::Jit,
-        declined: HashSet<u64>,
+        declined: FxHashSet<u64>,
         /// Time spent lowering regions to arm64.
         lowering: std::time::Duration,
         fenv: FenvRuns,
@@ -83,7 +83,7 @@ impl Engine {
             #[cfg(target_arch = "aarch64")]
             Backend::Jit => Ok(Engine::Jit {
                 jit: crate::jit::Jit::new().map_err(|e| EngineError::Setup(e.to_string()))?,
-                declined: HashSet::new(),
+                declined: FxHashSet::default(),
                 lowering: std::time::Duration::ZERO,
                 fenv: FenvRuns::default(),
             }),
@@ -254,7 +254,7 @@ fn helpers_store(region: &Region) -> bool {
 #[cfg(target_arch = "aarch64")]
 fn run_jit(
     jit: &mut crate::jit::Jit,
-    declined: &mut HashSet<u64>,
+    declined: &mut FxHashSet<u64>,
     lowering: &mut std::time::Duration,
     region: &Region,
     self_checking: bool,

@@ -5,7 +5,7 @@
 //! region, system call, guest fault). A `clone` of a thread starts a host
 //! thread running the same loop (`spawn`); see docs/threads.md.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use aarchx_ir::{ExitKind, GuestState, Region};
 use aarchx_pass::MemoryModel;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::engine::{Engine, EngineError};
 use crate::loader::rootfs::{Rootfs, RootfsError};
@@ -59,7 +60,7 @@ impl RunError {
 #[derive(Default)]
 struct Cache {
     /// Each region with the guest byte ranges it depends on.
-    regions: HashMap<(u64, Variant), Cached>,
+    regions: FxHashMap<(u64, Variant), Cached>,
     /// IR instructions the regions hold, up to `bounds::REGION_INSTS`.
     held_insts: usize,
     /// Times the cache was flushed for being full.
@@ -70,11 +71,11 @@ struct Cache {
     translate_ns: u128,
     /// Dispatcher look-ups per guest address, kept only for a policy's
     /// region hook (its regions' execution counts).
-    lookups: Option<HashMap<u64, u64>>,
+    lookups: Option<FxHashMap<u64, u64>>,
     /// Guest instructions translated so far, kept only for the stats line:
     /// one translated again (in another superblock, or after its code
     /// changed) counts in `retranslated`.
-    seen: Option<std::collections::HashSet<u64>>,
+    seen: Option<FxHashSet<u64>>,
     retranslated: u64,
 }
 
@@ -138,7 +139,11 @@ impl Cache {
             return Ok((c.region.clone(), c.bytes.is_some()));
         }
         let started = std::time::Instant::now();
-        let region = Arc::new(pipeline.translate(rip, mem, executions, variant)?);
+        let mut region = pipeline.translate(rip, mem, executions, variant)?;
+        // The passes leave what they dropped in the arena: the cache keeps
+        // only what runs.
+        region.compact();
+        let region = Arc::new(region);
         self.translate_ns += started.elapsed().as_nanos();
         self.translated += 1;
         self.guest_insns += region.guest_insns().count() as u64;
@@ -149,7 +154,7 @@ impl Cache {
         tracing::trace!(entry = format_args!("{rip:#x}"), "translated region\n{}", aarchx_ir::print::print(&region));
         if self.held_insts + region.insts.len() > crate::bounds::REGION_INSTS {
             tracing::debug!(regions = self.regions.len(), insts = self.held_insts, "region cache full: flushed");
-            self.regions = HashMap::new();
+            self.regions = FxHashMap::default();
             self.held_insts = 0;
             self.flushes += 1;
         }
@@ -326,7 +331,7 @@ pub fn run(
     let state = loaded.initial_state();
     let process = Process::new(loaded, root.clone());
     let cache = Cache {
-        lookups: pipeline.has_region_hook().then(HashMap::new),
+        lookups: pipeline.has_region_hook().then(FxHashMap::default),
         seen: stats_wanted().then(Default::default),
         ..Cache::default()
     };

@@ -25,7 +25,9 @@
 //! trade FEX-Emu and box64 make too), and the reference run, whose state
 //! is kept, hands the handler the exact ones.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use aarchx_ir::cond::Helper;
@@ -43,7 +45,7 @@ use crate::syscall::Process;
 /// Counters of verify mode, and a flag check that waits for its target.
 pub struct Verifier {
     settings: VerifySettings,
-    executions: HashMap<u64, u64>,
+    executions: FxHashMap<u64, u64>,
     checked_runs: u64,
     mismatches: u64,
     pending: Option<Pending>,
@@ -152,7 +154,7 @@ fn undo(run: &Run) {
 
 impl Verifier {
     pub fn new(settings: VerifySettings) -> Verifier {
-        Verifier { settings, executions: HashMap::new(), checked_runs: 0, mismatches: 0, pending: None }
+        Verifier { settings, executions: FxHashMap::default(), checked_runs: 0, mismatches: 0, pending: None }
     }
 
     pub fn invalidate(&mut self, start: u64, len: u64) {

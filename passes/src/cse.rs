@@ -12,7 +12,7 @@
 //! chains of equal computations collapse in one walk.
 
 use std::collections::hash_map::Entry;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use aarchx_ir::{InstData, Opcode, Region, Value};
 use aarchx_pass::{Pass, PassContext, PassError, PassInfo, Stage};
@@ -35,7 +35,7 @@ impl Pass for Cse {
         // What the blocks up to this one have computed (it continues its
         // single predecessor's), with the keys each scope added, to take
         // them out again when the walk leaves it.
-        let mut known: HashMap<InstData, Value> = HashMap::new();
+        let mut known: FxHashMap<InstData, Value> = FxHashMap::default();
         let mut added: Vec<InstData> = Vec::new();
         let mut scopes: Vec<usize> = Vec::new();
         walk::scoped_blocks(region, |region: &mut Region, scope| {

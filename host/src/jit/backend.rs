@@ -3,7 +3,7 @@
 //! since it runs the code it compiles; the lowering it drives
 //! ([`super::lower`]) builds everywhere.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use aarchx_ir::cond::Helper;
 use aarchx_ir::{GuestState, Region};
@@ -78,7 +78,7 @@ pub struct Jit {
     /// rewinds to it.
     blocks_start: usize,
     blocks: Vec<Option<BlockInfo>>,
-    by_addr: HashMap<(u64, CompileOptions), BlockId>,
+    by_addr: FxHashMap<(u64, CompileOptions), BlockId>,
     pub(super) stubs: StubTable,
     ctx: Box<JitContext>,
     ibtc: Ibtc,
@@ -103,7 +103,7 @@ impl Jit {
             trampoline,
             blocks_start,
             blocks: Vec::new(),
-            by_addr: HashMap::new(),
+            by_addr: FxHashMap::default(),
             stubs: StubTable::default(),
             ctx,
             ibtc,

@@ -237,6 +237,26 @@ block2:
     }
 
     #[test]
+    fn compacting_drops_what_no_block_holds_and_keeps_the_code() {
+        let mut r = parse(SAMPLE).unwrap();
+        // `v5 = extract_lane` has no use: a pass dropping it leaves it in
+        // the arena.
+        let dead = r.blocks[0].insts.iter().position(|v| r.inst(*v).op == crate::Opcode::ExtractLane).unwrap();
+        r.blocks[0].insts.remove(dead);
+        let (listing, arena) = (print(&r), r.insts.len());
+        r.compact();
+        assert_eq!(print(&r), listing);
+        assert_eq!(r.insts.len(), arena - 1);
+        assert!(r.insts.iter().all(|d| d.op != crate::Opcode::ExtractLane));
+        // A held instruction using a value no block holds: left alone.
+        let used = r.blocks[0].insts.iter().position(|v| r.inst(*v).op == crate::Opcode::Add).unwrap();
+        r.blocks[0].insts.remove(used);
+        let before = r.clone();
+        r.compact();
+        assert_eq!(r, before);
+    }
+
+    #[test]
     fn errors_name_the_line() {
         let e = parse("region 0x10\nblock0:\n  v0 = frob.i64 v1\n").unwrap_err();
         assert_eq!(e.line, 3);

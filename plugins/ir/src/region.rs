@@ -163,6 +163,37 @@ impl Region {
         }
     }
 
+    /// Drops the arena's instructions no block holds (what the passes left
+    /// behind), renumbering the rest in block order, so a region kept in a
+    /// cache holds only what runs. Leaves the region as it is if a held
+    /// instruction uses a value no block holds (invalid IR, for the
+    /// verifier to report).
+    pub fn compact(&mut self) {
+        const NONE: u32 = u32::MAX;
+        let mut new_index = alloc::vec![NONE; self.insts.len()];
+        let mut insts = Vec::with_capacity(self.blocks.iter().map(|b| b.insts.len()).sum());
+        for v in self.blocks.iter().flat_map(|b| b.insts.iter()) {
+            if new_index[v.index()] != NONE {
+                return;
+            }
+            new_index[v.index()] = insts.len() as u32;
+            insts.push(self.insts[v.index()]);
+        }
+        for d in &mut insts {
+            let k = d.op.format().value_args();
+            for a in &mut d.args[..k] {
+                match new_index.get(*a as usize) {
+                    Some(&n) if n != NONE => *a = n,
+                    _ => return,
+                }
+            }
+        }
+        for v in self.blocks.iter_mut().flat_map(|b| b.insts.iter_mut()) {
+            *v = Value(new_index[v.index()]);
+        }
+        self.insts = insts;
+    }
+
     /// Guest instructions marked in the region, as (address, length).
     pub fn guest_insns(&self) -> impl Iterator<Item = (u64, u16)> + '_ {
         self.blocks
