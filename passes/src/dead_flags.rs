@@ -159,22 +159,26 @@ fn live_out(
 }
 
 /// Walks `block` backward from the flags live at its end; returns the
-/// flags live at its start and the instructions to keep (dead flag writes
-/// dropped), in order.
-fn transfer(region: &Region, block: usize, mut live: FlagSet) -> (FlagSet, Vec<Value>) {
-    let mut keep = Vec::with_capacity(region.blocks[block].insts.len());
+/// flags live at its start and hands `keep` the instructions to keep (dead
+/// flag writes dropped), last first. The fixed points call it with a
+/// `keep` that does nothing: they want the sets only, many times over.
+fn transfer(region: &Region, block: usize, mut live: FlagSet, mut keep: impl FnMut(Value)) -> FlagSet {
     for v in region.blocks[block].insts.iter().rev() {
         let d = region.inst(*v);
-        match (d.op, flag_bit(d.reg())) {
-            (Opcode::Set, Some(bit)) if live & bit == 0 => continue,
-            (Opcode::Set, Some(bit)) => live &= !bit,
-            (Opcode::Get, Some(bit)) => live |= bit,
-            _ => {}
+        if matches!(d.op, Opcode::Set | Opcode::Get) {
+            if let Some(bit) = flag_bit(d.reg()) {
+                if d.op == Opcode::Get {
+                    live |= bit;
+                } else if live & bit == 0 {
+                    continue;
+                } else {
+                    live &= !bit;
+                }
+            }
         }
-        keep.push(*v);
+        keep(*v);
     }
-    keep.reverse();
-    (live, keep)
+    live
 }
 
 impl Pass for DeadFlags {
@@ -211,7 +215,9 @@ impl Pass for DeadFlags {
         }
         let live_in = fixed_point(region, &exit_live, 0, |acc, s| acc | s);
         for b in 0..n {
-            let (_, keep) = transfer(region, b, live_out(region, b, &live_in, &exit_live, |acc, s| acc | s));
+            let mut keep = Vec::with_capacity(region.blocks[b].insts.len());
+            transfer(region, b, live_out(region, b, &live_in, &exit_live, |acc, s| acc | s), |v| keep.push(v));
+            keep.reverse();
             region.blocks[b].insts = keep;
         }
         // Flags read on every path from each block's start.
@@ -253,7 +259,7 @@ fn fixed_point(
     while changed {
         changed = false;
         for b in (0..n).rev() {
-            let (set, _) = transfer(region, b, live_out(region, b, &sets, exit_live, join));
+            let set = transfer(region, b, live_out(region, b, &sets, exit_live, join), |_| {});
             if set != sets[b] {
                 sets[b] = set;
                 changed = true;

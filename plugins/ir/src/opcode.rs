@@ -64,6 +64,7 @@ pub const COUNT_GLOBAL: u16 = 1;
 
 impl Format {
     /// Whether instructions of this format end a block.
+    #[inline]
     pub fn is_terminator(self) -> bool {
         matches!(self, Format::Jump | Format::Brif | Format::Exit | Format::ExitIndirect | Format::Probe | Format::Trap)
     }
@@ -95,6 +96,7 @@ impl Format {
     }
 
     /// How many of `args` are value operands.
+    #[inline]
     pub fn value_args(self) -> usize {
         match self {
             Format::Const
@@ -138,6 +140,7 @@ macro_rules! declare_ops {
                 match self { $(Opcode::$v => $text,)* }
             }
 
+            #[inline]
             pub fn format(self) -> Format {
                 match self { $(Opcode::$v => Format::$format,)* }
             }
@@ -360,6 +363,7 @@ impl Opcode {
         Opcode::ALL.iter().copied().find(|o| o.name() == s)
     }
 
+    #[inline]
     pub fn is_terminator(self) -> bool {
         self.format().is_terminator()
     }
@@ -397,6 +401,7 @@ impl Opcode {
 
     /// Whether the instruction has an effect besides its result (so dead-code
     /// elimination must keep it).
+    #[inline]
     pub fn has_side_effect(self) -> bool {
         matches!(
             self.format(),

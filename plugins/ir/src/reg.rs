@@ -75,14 +75,17 @@ impl Reg {
         self.ty().is_some()
     }
 
+    #[inline]
     pub fn as_gpr(self) -> Option<usize> {
         (self.0 < 16).then_some(usize::from(self.0))
     }
 
+    #[inline]
     pub fn as_flag(self) -> Option<usize> {
         (FLAG0..FLAG0 + 7).contains(&self.0).then(|| usize::from(self.0 - FLAG0))
     }
 
+    #[inline]
     pub fn as_xmm(self) -> Option<usize> {
         (XMM0..XMM0 + 16).contains(&self.0).then(|| usize::from(self.0 - XMM0))
     }

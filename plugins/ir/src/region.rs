@@ -16,12 +16,14 @@ pub struct Value(pub u32);
 pub struct Block(pub u32);
 
 impl Value {
+    #[inline]
     pub fn index(self) -> usize {
         self.0 as usize
     }
 }
 
 impl Block {
+    #[inline]
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -47,25 +49,30 @@ impl InstData {
     }
 
     /// The value operands.
+    #[inline]
     pub fn values(&self) -> impl Iterator<Item = Value> + '_ {
         self.args[..self.op.format().value_args()].iter().map(|a| Value(*a))
     }
 
+    #[inline]
     pub fn arg(&self, i: usize) -> Value {
         Value(self.args[i])
     }
 
     /// The 64-bit immediate of `Const`, `Mark`, `Exit` and `Trap` formats.
+    #[inline]
     pub fn imm64(&self) -> u64 {
         u64::from(self.args[0]) | (u64::from(self.args[1]) << 32)
     }
 
+    #[inline]
     pub fn reg(&self) -> Reg {
         Reg(self.aux)
     }
 
     /// Replaces the operands that `alias` maps with what they map to,
     /// transitively (see [`Region::resolve_aliases`]).
+    #[inline]
     pub fn resolve_aliases(&mut self, alias: &[Option<Value>]) {
         let k = self.op.format().value_args();
         for a in &mut self.args[..k] {
@@ -76,6 +83,7 @@ impl InstData {
     }
 
     /// Target blocks of a `jump`, `brif` or `probe_indirect`.
+    #[inline]
     pub fn successors(&self) -> &[u32] {
         match self.op.format() {
             Format::Jump => &self.args[..1],
@@ -109,6 +117,7 @@ impl Region {
         Region { entry, insts: Vec::new(), blocks: Vec::new() }
     }
 
+    #[inline]
     pub fn inst(&self, v: Value) -> &InstData {
         &self.insts[v.index()]
     }
@@ -120,6 +129,7 @@ impl Region {
     }
 
     /// The type of the value `v` defines.
+    #[inline]
     pub fn value_type(&self, v: Value) -> Type {
         let d = self.inst(v);
         match d.op.format() {
