@@ -163,8 +163,15 @@ fn policy(name: &str, backend: &str, plugins: &[&Path], passes: &[&str]) -> Path
         plugins.join(", "),
         passes.join(", ")
     );
+    // Tests running at once may write the same policy (the same text):
+    // each writes a file of its own and renames it into place, so a guest
+    // never reads one half-written.
+    static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path = scratch().join(format!("{name}.ron"));
-    std::fs::write(&path, text).expect("write policy");
+    let partial = scratch().join(format!("{name}.ron.{}.{n}", std::process::id()));
+    std::fs::write(&partial, text).expect("write policy");
+    std::fs::rename(&partial, &path).expect("move the policy into place");
     path
 }
 
