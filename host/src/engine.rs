@@ -14,6 +14,7 @@ use crate::machine::RegionExit;
 use crate::mem::GuestAccess;
 use crate::policy::Backend;
 use crate::syscall::Process;
+use crate::translate::Shape;
 use crate::verify::Run;
 
 /// Whether translated code runs under `mxcsr`: every exception masked
@@ -101,13 +102,16 @@ impl Engine {
     /// exact: a JIT run is then one region, journaled, and when it faults
     /// its stores are undone and the interpreter replays the region from
     /// its entry, stopping at the faulting instruction with the state
-    /// before it. A `self_checking` region (see `crate::code_pages`) is
-    /// entered only from here.
+    /// before it. A `dispatched` region (self-checking, see
+    /// `crate::code_pages`, or a quick translation whose runs the
+    /// dispatcher counts, see [`Shape`]) is entered only from here: no
+    /// other block's code chains to it. `shape` is the region's.
     #[cfg_attr(not(target_arch = "aarch64"), allow(unused_variables, reason = "only the JIT asks the process"))]
     pub fn execute(
         &mut self,
         region: &Region,
-        self_checking: bool,
+        shape: Shape,
+        dispatched: bool,
         state: &mut GuestState,
         process: &mut Process,
     ) -> RegionExit {
@@ -124,7 +128,7 @@ impl Engine {
             #[cfg(target_arch = "aarch64")]
             Engine::Jit { jit, declined, lowering, fenv } => {
                 let mxcsr = state.mxcsr;
-                let (exit, on_jit) = run_jit(jit, declined, lowering, region, self_checking, state, process);
+                let (exit, on_jit) = run_jit(jit, declined, lowering, region, shape, dispatched, state, process);
                 fenv.note(mxcsr, on_jit);
                 exit
             }
@@ -175,11 +179,11 @@ impl Engine {
     /// Runs `region` from `start` on the JIT with its stores journaled,
     /// then undoes them: what verify mode compares with the interpreter.
     #[cfg_attr(not(target_arch = "aarch64"), allow(unused_variables, reason = "only the JIT runs journaled"))]
-    pub fn run_journaled(&mut self, region: &Region, start: &GuestState) -> Journaled {
+    pub fn run_journaled(&mut self, region: &Region, shape: Shape, start: &GuestState) -> Journaled {
         match self {
             Engine::Interp => Journaled::NotRun,
             #[cfg(target_arch = "aarch64")]
-            Engine::Jit { jit, .. } => run_journaled(jit, region, start),
+            Engine::Jit { jit, .. } => run_journaled(jit, region, shape, start),
         }
     }
 }
@@ -197,7 +201,7 @@ pub enum Journaled {
 }
 
 #[cfg(target_arch = "aarch64")]
-fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState) -> Journaled {
+fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, shape: Shape, start: &GuestState) -> Journaled {
     use crate::jit::CompileOptions;
     use crate::machine::Machine;
     use aarchx_ir::Type;
@@ -206,7 +210,7 @@ fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, start: &GuestState)
         // As in `Engine::execute`.
         return Journaled::NotRun;
     }
-    let journaled = CompileOptions { journal: true, ..CompileOptions::default() };
+    let journaled = CompileOptions { journal: true, dispatched: false, shape };
     let block = match jit.lookup_with(region.entry, journaled) {
         Some(b) => b,
         None => match jit.compile(region, journaled, true) {
@@ -257,7 +261,8 @@ fn run_jit(
     declined: &mut FxHashSet<u64>,
     lowering: &mut std::time::Duration,
     region: &Region,
-    self_checking: bool,
+    shape: Shape,
+    dispatched: bool,
     state: &mut GuestState,
     process: &mut Process,
 ) -> (RegionExit, bool) {
@@ -270,7 +275,7 @@ fn run_jit(
     // journaled so that they can be undone first, and a region whose
     // runtime helpers store (not journaled) is interpreted.
     let exact = process.catches_memory_faults();
-    let options = CompileOptions { journal: exact, dispatched: self_checking };
+    let options = CompileOptions { journal: exact, dispatched, shape };
     let block = match jit.lookup_with(rip, options) {
         Some(b) => b,
         None if declined.contains(&rip) || (exact && helpers_store(region)) => {

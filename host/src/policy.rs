@@ -413,6 +413,7 @@ impl Policy {
             memory_model: self.memory_model.effective(),
             tso_vector: self.tso_vector,
             cpu_level: self.cpu_level,
+            superblocks: true,
         }
     }
 

@@ -23,7 +23,7 @@ use crate::mem::{GuestMemory, SharedMemory};
 use crate::plugin::{PluginError, Registry};
 use crate::policy::{Backend, MemoryModelSetting, Policy, PolicyError, VerifySettings};
 use crate::syscall::{self, NewThread, Process, SyscallOutcome, SYSCALL_LEN};
-use crate::translate::{PassFailure, Pipeline, TranslateError, Variant};
+use crate::translate::{PassFailure, Pipeline, Shape, TranslateError, Variant};
 use crate::verify::Verifier;
 
 /// Why aarchx itself could not run the guest to completion.
@@ -60,7 +60,9 @@ impl RunError {
 #[derive(Default)]
 struct Cache {
     /// Each region with the guest byte ranges it depends on.
-    regions: FxHashMap<(u64, Variant), Cached>,
+    regions: FxHashMap<(u64, Variant, Shape), Cached>,
+    /// Quick translations replaced by their superblock (tiering).
+    promoted: u64,
     /// IR instructions the regions hold, up to `bounds::REGION_INSTS`.
     held_insts: usize,
     /// Times the cache was flushed for being full.
@@ -79,6 +81,16 @@ struct Cache {
     retranslated: u64,
 }
 
+/// A region as the dispatcher gets it.
+struct Translated {
+    region: Arc<Region>,
+    /// Entered only from the dispatcher, never chained to: a
+    /// self-checking region (see `crate::code_pages`), or a quick one
+    /// whose runs are being counted.
+    dispatched: bool,
+    shape: Shape,
+}
+
 /// A translated region in the cache.
 struct Cached {
     region: Arc<Region>,
@@ -87,9 +99,16 @@ struct Cached {
     /// Those bytes as they were, when a range lies on a self-checking page
     /// (see `crate::code_pages`): compared before every run.
     bytes: Option<Vec<u8>>,
+    /// A quick translation that a superblock would extend (it leaves by a
+    /// direct jump or call): its runs so far.
+    runs: Option<u32>,
 }
 
 impl Cached {
+    fn translated(&self, shape: Shape) -> Translated {
+        Translated { region: self.region.clone(), dispatched: self.bytes.is_some() || self.runs.is_some(), shape }
+    }
+
     /// Whether the region checks its bytes and they changed.
     fn stale(&self, mem: &GuestMemory) -> bool {
         let Some(bytes) = &self.bytes else { return false };
@@ -115,15 +134,19 @@ fn code_bytes(ranges: &[(u64, u64)], mem: &GuestMemory) -> Vec<u8> {
 
 impl Cache {
     /// The `variant` translation of the code at `rip`, translated on a
-    /// miss; the guest pages it depends on are write-protected so that a
-    /// store to them is seen (or, self-checking, its bytes are kept).
+    /// miss, in the `shape` asked for, or (`None`) as tiering has it:
+    /// quick at first, the superblock after the quick one's `tier_up`
+    /// runs. The guest pages a translation depends on are write-protected
+    /// so that a store to them is seen (or, self-checking, its bytes are
+    /// kept).
     fn get_or_translate(
         &mut self,
         rip: u64,
         variant: Variant,
+        shape: Option<Shape>,
         pipeline: &mut Pipeline,
         mem: &mut GuestMemory,
-    ) -> Result<(Arc<Region>, bool), TranslateError> {
+    ) -> Result<Translated, TranslateError> {
         let executions = match (&mut self.lookups, variant) {
             (Some(l), Variant::Policy) => {
                 if !l.contains_key(&rip) {
@@ -135,11 +158,28 @@ impl Cache {
             }
             _ => 0,
         };
-        if let Some(c) = self.regions.get(&(rip, variant)) {
-            return Ok((c.region.clone(), c.bytes.is_some()));
+        let tier_up = pipeline.tier_up();
+        let shape = match shape {
+            Some(shape) => shape,
+            None if tier_up == 0 || self.regions.contains_key(&(rip, variant, Shape::Superblock)) => Shape::Superblock,
+            None => match self.regions.get_mut(&(rip, variant, Shape::Quick)) {
+                None => Shape::Quick,
+                Some(c) => match &mut c.runs {
+                    Some(runs) if *runs + 1 >= tier_up => Shape::Superblock,
+                    Some(runs) => {
+                        *runs += 1;
+                        return Ok(c.translated(Shape::Quick));
+                    }
+                    // Nothing to follow: the superblock would be the same.
+                    None => return Ok(c.translated(Shape::Quick)),
+                },
+            },
+        };
+        if let Some(c) = self.regions.get(&(rip, variant, shape)) {
+            return Ok(c.translated(shape));
         }
         let started = std::time::Instant::now();
-        let mut region = pipeline.translate(rip, mem, executions, variant)?;
+        let mut region = pipeline.translate(rip, mem, executions, variant, shape == Shape::Superblock)?;
         // The passes leave what they dropped in the arena: the cache keeps
         // only what runs.
         region.compact();
@@ -151,7 +191,18 @@ impl Cache {
             self.retranslated += region.guest_insns().filter(|(a, _)| !seen.insert(*a)).count() as u64;
         }
         self.ir_insts += region.blocks.iter().map(|b| b.insts.len() as u64).sum::<u64>();
-        tracing::trace!(entry = format_args!("{rip:#x}"), "translated region\n{}", aarchx_ir::print::print(&region));
+        tracing::trace!(
+            entry = format_args!("{rip:#x}"),
+            ?shape,
+            "translated region\n{}",
+            aarchx_ir::print::print(&region)
+        );
+        if shape == Shape::Superblock {
+            if let Some(quick) = self.regions.remove(&(rip, variant, Shape::Quick)) {
+                self.held_insts -= quick.region.insts.len();
+                self.promoted += 1;
+            }
+        }
         if self.held_insts + region.insts.len() > crate::bounds::REGION_INSTS {
             tracing::debug!(regions = self.regions.len(), insts = self.held_insts, "region cache full: flushed");
             self.regions = FxHashMap::default();
@@ -161,9 +212,11 @@ impl Cache {
         self.held_insts += region.insts.len();
         let ranges = region.guest_ranges();
         let bytes = mem.protect_code(&ranges).then(|| code_bytes(&ranges, mem));
-        let self_checking = bytes.is_some();
-        self.regions.insert((rip, variant), Cached { region: region.clone(), ranges, bytes });
-        Ok((region, self_checking))
+        let runs = (shape == Shape::Quick && leaves_directly(&region)).then_some(1);
+        let cached = Cached { region, ranges, bytes, runs };
+        let translated = cached.translated(shape);
+        self.regions.insert((rip, variant, shape), cached);
+        Ok(translated)
     }
 
     /// Drops every region with an instruction in `[start, start + len)`
@@ -179,6 +232,15 @@ impl Cache {
             keep
         });
     }
+}
+
+/// Whether `region` leaves by a direct jump or call, which a superblock
+/// would follow.
+fn leaves_directly(region: &Region) -> bool {
+    region.blocks.iter().filter_map(|b| b.insts.last()).any(|v| {
+        let d = region.inst(*v);
+        d.op == aarchx_ir::Opcode::Exit && matches!(ExitKind::from_u16(d.aux), Some(ExitKind::Jump | ExitKind::Call))
+    })
 }
 
 /// What the guest's threads share: the translation cache with the
@@ -217,11 +279,17 @@ impl Shared {
         self.translator.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The `variant` translation of the code at `rip`, and whether it is
-    /// self-checking. Code changes the memory map recorded are applied
-    /// first, and a self-checking region whose bytes changed is
-    /// invalidated and translated again.
-    fn region(&self, rip: u64, variant: Variant, mem: &SharedMemory) -> Result<(Arc<Region>, bool), TranslateError> {
+    /// The `variant` translation of the code at `rip`, in `shape` or as
+    /// tiering has it (see [`Cache::get_or_translate`]). Code changes the
+    /// memory map recorded are applied first, and a self-checking region
+    /// whose bytes changed is invalidated and translated again.
+    fn region(
+        &self,
+        rip: u64,
+        variant: Variant,
+        shape: Option<Shape>,
+        mem: &SharedMemory,
+    ) -> Result<Translated, TranslateError> {
         let t = &mut *self.translator();
         let mem = &mut *mem.lock();
         if crate::code_pages::written_pending() {
@@ -230,13 +298,17 @@ impl Shared {
                 self.invalidations.push(start, len);
             }
         }
-        let stale = t.cache.regions.get(&(rip, variant)).filter(|c| c.stale(mem)).map(|c| c.ranges.clone());
+        let stale = [Shape::Quick, Shape::Superblock]
+            .iter()
+            .filter_map(|&shape| t.cache.regions.get(&(rip, variant, shape)))
+            .find(|c| c.stale(mem))
+            .map(|c| c.ranges.clone());
         for (start, end) in stale.into_iter().flatten() {
             tracing::trace!(rip = format_args!("{rip:#x}"), "self-checking region: its code changed");
             t.cache.invalidate(start, end - start);
             self.invalidations.push(start, end - start);
         }
-        t.cache.get_or_translate(rip, variant, &mut t.pipeline, mem)
+        t.cache.get_or_translate(rip, variant, shape, &mut t.pipeline, mem)
     }
 
     /// The guest starts a second thread: under `memory_model: Auto`, the
@@ -385,7 +457,7 @@ impl<'a> GuestThread<'a> {
             // While MXCSR unmasks an exception, regions run their reference
             // translation (see `exact_float_traps`).
             let variant = if exact_float_traps(&state) { Variant::Reference } else { Variant::Policy };
-            let (region, self_checking) = self.shared.region(rip, variant, &process.mem)?;
+            let Translated { region, dispatched, shape } = self.shared.region(rip, variant, None, &process.mem)?;
             // The look-up may have dropped a self-checking region's stale
             // code, from this thread's executor too.
             self.catch_up();
@@ -397,10 +469,10 @@ impl<'a> GuestThread<'a> {
             let due = alone && self.verifier.as_mut().is_some_and(|v| v.due(&region));
             let exit = match self.verifier.as_mut().filter(|_| due) {
                 Some(v) => {
-                    let (reference, _) = self.shared.region(rip, Variant::Reference, &process.mem)?;
-                    v.check(&mut self.engine, &region, &reference, &mut state, &mut process)
+                    let reference = self.shared.region(rip, Variant::Reference, Some(shape), &process.mem)?.region;
+                    v.check(&mut self.engine, &region, shape, &reference, &mut state, &mut process)
                 }
-                None => Ok(self.engine.execute(&region, self_checking, &mut state, &mut process)),
+                None => Ok(self.engine.execute(&region, shape, dispatched, &mut state, &mut process)),
             };
             let exit = exit.inspect_err(|_| self.report())?;
             let fatal = match exit {
@@ -409,7 +481,7 @@ impl<'a> GuestThread<'a> {
                     state.rip -= SYSCALL_LEN;
                     None
                 }
-                RegionExit::Jump { kind: ExitKind::Syscall } => match syscall::syscall(&mut process, &mut state) {
+                RegionExit::Jump { kind: ExitKind::Syscall } => match self.syscall(&mut process, &mut state) {
                     SyscallOutcome::Continue => None,
                     SyscallOutcome::Exit(status) => {
                         self.report();
@@ -453,6 +525,14 @@ impl<'a> GuestThread<'a> {
             }
         }
         self.applied = count;
+    }
+
+    /// Performs the guest's system call. A fork copies the runtime's locks
+    /// as the other threads hold them: the translator's is held across it,
+    /// so that the child finds it free.
+    fn syscall(&self, process: &mut Process, state: &mut GuestState) -> SyscallOutcome {
+        let _translator = syscall::forks(state).then(|| self.shared.translator());
+        syscall::syscall(process, state)
     }
 
     /// Prints this thread's summary (see [`report_summary`]).
@@ -549,6 +629,7 @@ fn report_summary(verifier: Option<&Verifier>, engine: &Engine, pipeline: &mut P
     if cache.seen.is_some() {
         stats.push_str(&format!(" retranslated_insns={}", cache.retranslated));
     }
+    stats.push_str(&format!(" promoted={}", cache.promoted));
     tracing::debug!("translation totals: {stats}");
     if stats_wanted() {
         eprintln!("aarchx-stats: {stats}");

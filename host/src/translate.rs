@@ -80,6 +80,20 @@ pub enum Variant {
     Reference,
 }
 
+/// How a region was decoded. Under tiering (the decode pass's
+/// `tier_up`, run by `crate::run`), a region is first translated `Quick`: no branch or call
+/// followed, cheap to make, and run from the dispatcher only (never
+/// chained to), which counts its runs; after `tier_up` runs it is
+/// translated again as a `Superblock`, which replaces it. Code that runs a
+/// few times (most of a program's start-up) is never translated twice
+/// into overlapping superblocks; hot code gets them after a few runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Shape {
+    Quick,
+    #[default]
+    Superblock,
+}
+
 /// What a built-in pass failing on a region does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PassFailure {
@@ -108,6 +122,9 @@ struct Step {
 pub struct Pipeline {
     passes: Vec<Step>,
     config: TranslationConfig,
+    /// Runs of a quick translation before its superblock (the built-in
+    /// decode pass's `tier_up`; 0 with a plugin decode stage).
+    tier_up: u32,
     check_each_pass: bool,
     hook: Option<RegionHook>,
     on_failure: PassFailure,
@@ -140,9 +157,14 @@ impl Pipeline {
                 Ok(Step { name, stage, pass: p.instantiate()?, plugin, skipped: 0, counters, time: Duration::ZERO })
             })
             .collect::<Result<_, PluginError>>()?;
+        let tier_up = passes
+            .first()
+            .filter(|p| p.info.name == aarchx_passes::decode::INFO.name && p.info.plugin().is_none())
+            .map_or(0, |p| aarchx_passes::decode::tier_up(&p.options));
         Ok(Pipeline {
             passes: steps,
             config,
+            tier_up,
             check_each_pass: cfg!(debug_assertions),
             hook,
             on_failure,
@@ -156,6 +178,12 @@ impl Pipeline {
     /// The translation settings regions are made under.
     pub fn config(&self) -> &TranslationConfig {
         &self.config
+    }
+
+    /// Runs of a region's quick translation after which the runtime asks
+    /// for its superblock; 0: superblocks from the first translation.
+    pub fn tier_up(&self) -> u32 {
+        self.tier_up
     }
 
     /// Translates from now on under `model` (`memory_model: Auto` when
@@ -206,18 +234,21 @@ impl Pipeline {
         times
     }
 
-    /// Translates the guest code at `entry` into IR, as `variant` asks.
-    /// `executions` is how often the dispatcher looked `entry` up before
-    /// (for the region hook). A built-in pass that fails on the region
-    /// gives its reference translation, with a warning on stderr, unless
-    /// the pipeline was made with [`PassFailure::Fail`].
+    /// Translates the guest code at `entry` into IR, as `variant` asks,
+    /// as a superblock or (`superblocks` false) a quick translation that
+    /// follows no branch. `executions` is how often the dispatcher looked
+    /// `entry` up before (for the region hook). A built-in pass that fails
+    /// on the region gives its reference translation, with a warning on
+    /// stderr, unless the pipeline was made with [`PassFailure::Fail`].
     pub fn translate(
         &mut self,
         entry: u64,
         code: &dyn GuestCode,
         executions: u64,
         variant: Variant,
+        superblocks: bool,
     ) -> Result<Region, TranslateError> {
+        self.config.superblocks = superblocks;
         match self.run_passes(entry, code, executions, variant) {
             Err(e) if variant == Variant::Policy && self.on_failure == PassFailure::Fallback && self.optional(&e) => {
                 self.fell_back += 1;
@@ -424,22 +455,26 @@ mod tests {
         let registry = Registry::builtin(&[&aarchx_passes::decode::INFO, &PANICS, &aarchx_passes::memory_order::INFO]);
         let policy = crate::policy::parse(&format!("(passes: [{passes}])"), "t.ron").expect("parses");
         let passes = policy.validate(&registry).expect("validates");
-        let config =
-            TranslationConfig { memory_model: MemoryModel::Ordered, tso_vector: false, cpu_level: CpuLevel::V1 };
+        let config = TranslationConfig {
+            memory_model: MemoryModel::Ordered,
+            tso_vector: false,
+            cpu_level: CpuLevel::V1,
+            superblocks: true,
+        };
         Pipeline::new(&passes, config, None, on_failure).expect("pipeline")
     }
 
     #[test]
     fn a_failing_builtin_pass_gives_the_reference_translation_or_fails_under_verify() {
         let passes = r#"(name: "decode"), (name: "panics"), (name: "memory-order")"#;
-        let reference = pipeline(passes, PassFailure::Fallback).translate(0x1000, &Code, 0, Variant::Reference);
+        let reference = pipeline(passes, PassFailure::Fallback).translate(0x1000, &Code, 0, Variant::Reference, true);
         let reference = reference.expect("the reference leaves `panics` out");
         // memory-order, a lowering pass, is part of the reference: the
         // ret's load is ordered.
         assert!(aarchx_ir::print::print(&reference).contains("load.i64 ordered"));
         let mut fallback = pipeline(passes, PassFailure::Fallback);
-        assert_eq!(fallback.translate(0x1000, &Code, 0, Variant::Policy).expect("falls back"), reference);
-        match pipeline(passes, PassFailure::Fail).translate(0x1000, &Code, 0, Variant::Policy) {
+        assert_eq!(fallback.translate(0x1000, &Code, 0, Variant::Policy, true).expect("falls back"), reference);
+        match pipeline(passes, PassFailure::Fail).translate(0x1000, &Code, 0, Variant::Policy, true) {
             Err(TranslateError::Panic { pass, entry: 0x1000, message }) => {
                 assert_eq!((pass.as_str(), message.as_str()), ("panics", "a bug in a pass"))
             }

@@ -41,6 +41,7 @@ use crate::mem::GuestAccess;
 use crate::policy::{OnMismatch, VerifySettings};
 use crate::signal::probe;
 use crate::syscall::Process;
+use crate::translate::Shape;
 
 /// Counters of verify mode, and a flag check that waits for its target.
 pub struct Verifier {
@@ -198,6 +199,7 @@ impl Verifier {
         &mut self,
         engine: &mut Engine,
         policy: &Arc<Region>,
+        shape: Shape,
         reference: &Arc<Region>,
         state: &mut GuestState,
         process: &mut Process,
@@ -208,7 +210,7 @@ impl Verifier {
                 self.mismatch(report)?;
             }
         }
-        let (jit, counted) = match engine.run_journaled(policy, &before) {
+        let (jit, counted) = match engine.run_journaled(policy, shape, &before) {
             Journaled::Ran(run) => (Some(run), true),
             Journaled::Faulted => (None, true),
             Journaled::NotRun => (None, false),

@@ -205,3 +205,77 @@ fn v2_guests_match_native_at_v2_under_the_jit() {
     }
     report(failures);
 }
+
+/// Programs that stress the dispatcher's tiering (see `Shape` in
+/// host/src/run.rs): self-modifying code, threads, precise signals,
+/// longjmp, computed jumps, deep calls and float state.
+const TIERING_PROGRAMS: &[&str] = &[
+    "smc",
+    "threads",
+    "sig_precise",
+    "sig_rmw_fault",
+    "setjmp_longjmp",
+    "bytecode_vm",
+    "jumptable",
+    "recursion",
+    "fpmath",
+    "printf_double",
+    "malloc_churn",
+];
+
+fn tiering_programs() -> Vec<(String, Vec<String>)> {
+    guest_programs().into_iter().filter(|(name, _)| TIERING_PROGRAMS.contains(&name.as_str())).collect()
+}
+
+/// `decode.tier_up=1`: every region's superblock replaces its quick
+/// translation at its second run, so each program runs through as many
+/// promotions as it has regions; in verify mode each checked region is
+/// compared with a reference translation of the same shape.
+#[test]
+fn guests_match_native_when_every_region_tiers_up_at_its_second_run() {
+    let bin = host_aarchx();
+    let set = [Path::new("--set"), Path::new("decode.tier_up=1")];
+    let prefix = [bin.as_path(), set[0], set[1]];
+    let programs = tiering_programs();
+    let mut failures =
+        check_programs(&programs, "the interpreter, tier_up=1", &prefix, "verify.ron", "static", false, false);
+    if let Some((arm64, under_qemu)) = arm64_prefix("the JIT with tier_up=1") {
+        let prefix: Vec<&Path> = arm64.iter().map(|p| p.as_path()).chain(set).collect();
+        for policy in ["default.ron", "verify.ron"] {
+            failures.extend(check_programs(
+                &programs,
+                "the JIT, tier_up=1",
+                &prefix,
+                policy,
+                "static",
+                under_qemu,
+                false,
+            ));
+        }
+    }
+    report(failures);
+}
+
+/// Tiering's effect, from the stats line: with it (the default) a
+/// program's hot regions are promoted to superblocks and fewer guest
+/// instructions are translated in all than with superblocks from the
+/// first translation (`tier_up=0`), which promotes nothing.
+#[test]
+fn tiering_promotes_hot_regions_and_translates_less() {
+    let prog = guest_dir().join("static").join("bytecode_vm");
+    let stats = |tier_up: &str| {
+        let mut cmd = Command::new(host_aarchx());
+        cmd.args(["--set", &format!("decode.tier_up={tier_up}")]).arg(&prog).env("AARCHX_STATS", "1");
+        let out = run(&mut cmd);
+        assert_eq!(out.code, Some(0), "bytecode_vm, tier_up={tier_up}: {}", describe(&out));
+        (stat(&out.stderr, "promoted"), stat(&out.stderr, "guest_insns"))
+    };
+    let (tiered_promoted, tiered_insns) = stats("256");
+    let (at_once_promoted, at_once_insns) = stats("0");
+    assert!(tiered_promoted > 0, "no region of bytecode_vm was promoted");
+    assert_eq!(at_once_promoted, 0, "tier_up=0 promoted regions");
+    assert!(
+        tiered_insns < at_once_insns,
+        "tiering translated {tiered_insns} guest instructions, superblocks at once {at_once_insns}"
+    );
+}

@@ -200,7 +200,12 @@ fn consumers() -> Vec<(&'static str, EmitTo)> {
 }
 
 fn lift(code: &[u8]) -> (Region, Region) {
-    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V3 };
+    let config = TranslationConfig {
+        memory_model: MemoryModel::Plain,
+        tso_vector: false,
+        cpu_level: CpuLevel::V3,
+        superblocks: true,
+    };
     let guest = Bytes(code.to_vec());
     let context = PassContext { code: &guest, config: &config };
     let mut region = Region::new(BASE);

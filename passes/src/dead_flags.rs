@@ -633,7 +633,12 @@ block0:
 ",
         )
         .unwrap();
-        let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V3 };
+        let config = TranslationConfig {
+            memory_model: MemoryModel::Plain,
+            tso_vector: false,
+            cpu_level: CpuLevel::V3,
+            superblocks: true,
+        };
         let cx = PassContext { code: &At2000(target_code), config: &config };
         DeadFlags { lookahead: 16, abi_calls: false, indirect: false }.run(&cx, &mut region).unwrap();
         region

@@ -51,7 +51,11 @@ block0:
 ";
 
     fn run(memory_model: MemoryModel, tso_vector: bool) -> String {
-        run_pass_with(&mut MemoryOrder, INPUT, &TranslationConfig { memory_model, tso_vector, cpu_level: CpuLevel::V1 })
+        run_pass_with(
+            &mut MemoryOrder,
+            INPUT,
+            &TranslationConfig { memory_model, tso_vector, cpu_level: CpuLevel::V1, superblocks: true },
+        )
     }
 
     #[test]

@@ -20,7 +20,12 @@ pub fn run_pass(pass: &mut dyn Pass, text: &str) -> String {
     run_pass_with(
         pass,
         text,
-        &TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V3 },
+        &TranslationConfig {
+            memory_model: MemoryModel::Plain,
+            tso_vector: false,
+            cpu_level: CpuLevel::V3,
+            superblocks: true,
+        },
     )
 }
 

@@ -182,6 +182,7 @@ fn every_pass_handles_every_opcode() {
         memory_model,
         tso_vector: true,
         cpu_level: CpuLevel::V3,
+        superblocks: true,
     });
     for info in aarchx_passes::BUILTIN.iter().filter(|i| i.stage != Stage::Decode) {
         let declared: Vec<(&str, _)> = info.options.iter().map(|o| (o.name, (o.default)())).collect();

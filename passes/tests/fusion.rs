@@ -20,7 +20,12 @@ use iced_x86::code_asm::*;
 
 /// Lifts `code` and runs the passes; returns the region.
 fn optimise(code: Vec<u8>) -> Region {
-    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V3 };
+    let config = TranslationConfig {
+        memory_model: MemoryModel::Plain,
+        tso_vector: false,
+        cpu_level: CpuLevel::V3,
+        superblocks: true,
+    };
     let guest = Bytes(code);
     let context = PassContext { code: &guest, config: &config };
     let mut region = Region::new(BASE);

@@ -30,7 +30,8 @@ fn lift_region(code: Vec<u8>, max_insns: usize) -> Region {
 
 /// As [`lift_region`], for a CPU of `cpu_level`.
 fn lift_at(code: Vec<u8>, max_insns: usize, cpu_level: CpuLevel) -> Region {
-    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level };
+    let config =
+        TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level, superblocks: true };
     let guest = Bytes(code);
     let context = PassContext { code: &guest, config: &config };
     let mut region = Region::new(BASE);

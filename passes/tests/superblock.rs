@@ -27,7 +27,12 @@ fn assemble(
 }
 
 fn decode(code: Vec<u8>, follow: bool) -> Region {
-    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V3 };
+    let config = TranslationConfig {
+        memory_model: MemoryModel::Plain,
+        tso_vector: false,
+        cpu_level: CpuLevel::V3,
+        superblocks: true,
+    };
     let guest = Bytes(code);
     let context = PassContext { code: &guest, config: &config };
     let mut region = Region::new(BASE);

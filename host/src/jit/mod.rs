@@ -116,6 +116,8 @@ pub use exit::StubId;
 pub use journal::JournalEntry;
 pub use lower::Decline;
 
+use crate::translate::Shape;
+
 /// How a region is compiled. Blocks are registered for lookup under
 /// their guest address and their options.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -126,8 +128,12 @@ pub struct CompileOptions {
     pub journal: bool,
     /// Entered only from the dispatcher: never linked to, never in the
     /// indirect branch target cache (a region on a self-checking code
-    /// page compares its bytes before each run, see `crate::code_pages`).
+    /// page compares its bytes before each run, see `crate::code_pages`;
+    /// a quick translation has its runs counted, see `Shape`).
     pub dispatched: bool,
+    /// The region's shape: a quick translation and the superblock that
+    /// replaces it are two blocks at one address.
+    pub shape: Shape,
 }
 
 impl CompileOptions {

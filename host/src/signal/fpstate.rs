@@ -38,7 +38,12 @@ fn lift(bytes: &'static [u8]) -> Rc<Region> {
     let info = &aarchx_passes::decode::INFO;
     let declared: Vec<(&str, _)> = info.options.iter().map(|o| (o.name, (o.default)())).collect();
     let options = Options::validate(&declared, &Default::default()).expect("the lifter's defaults are valid");
-    let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V1 };
+    let config = TranslationConfig {
+        memory_model: MemoryModel::Plain,
+        tso_vector: false,
+        cpu_level: CpuLevel::V1,
+        superblocks: true,
+    };
     let mut region = Region::new(0);
     (info.create)(&options)
         .run(&PassContext { code: &Bytes(bytes), config: &config }, &mut region)

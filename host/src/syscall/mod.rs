@@ -66,6 +66,7 @@ pub use exec::init as init_exec;
 use fs::{AT_FDCWD, AT_REMOVEDIR, AT_SYMLINK_NOFOLLOW};
 use numbers::Sysno;
 use signal::Signals;
+pub use process::forks;
 pub use thread::NewThread;
 use thread::ThreadExit;
 

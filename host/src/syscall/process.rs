@@ -5,9 +5,11 @@
 //! is a copy of this whole aarchx process, translation cache included, and
 //! goes on translating the guest from the instruction after the system
 //! call, on its one thread. A fork while other guest threads run copies
-//! the runtime's locks as those threads held them: the child may exec
-//! (which needs none of them) but can hang translating (see
-//! docs/threads.md).
+//! the runtime's locks as those threads held them: the dispatcher holds
+//! the translator's lock across the call ([`forks`]) and the fork holds
+//! the guest memory map's, so the child finds both free; a lock of the
+//! host's C library that another thread held (its allocator's) is still
+//! copied held (see docs/threads.md).
 //!
 //! vfork, and clone with CLONE_VM|CLONE_VFORK (glibc's posix_spawn), are
 //! a fork with CLONE_VFORK: the child gets a copy of memory, not the same
@@ -38,6 +40,18 @@ const CLONE_VFORK: u64 = 0x4000;
 const EXIT_SIGNAL: u64 = 0xff;
 /// The flags a fork-like clone may carry.
 const FORK_FLAGS: u64 = EXIT_SIGNAL | CLONE_VFORK | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID;
+
+/// Whether the system call `state` asks for makes a new process (fork,
+/// vfork, a clone without CLONE_THREAD): the dispatcher then holds the
+/// runtime's locks across it.
+pub fn forks(state: &GuestState) -> bool {
+    use super::{Sysno, RAX, RDI};
+    match Sysno::from_nr(state.gpr[RAX]) {
+        Some(Sysno::fork | Sysno::vfork) => true,
+        Some(Sysno::clone) => !super::thread::is_thread(state.gpr[RDI]),
+        _ => false,
+    }
+}
 const SIGCHLD: u64 = 17;
 
 impl Process {
@@ -79,7 +93,11 @@ impl Process {
         ptid: u64,
         ctid: u64,
     ) -> Result<u64, Errno> {
-        let pid = host_fork(flags, ptid, ctid)?;
+        // The child's copy of the memory map's lock must be free.
+        let held = self.mem.lock();
+        let pid = host_fork(flags, ptid, ctid);
+        drop(held);
+        let pid = pid?;
         if pid == 0 && stack != 0 {
             state.gpr[RSP] = stack;
         }

@@ -66,7 +66,12 @@ impl GuestCode for Form<'_> {
 /// The arm64 words the backend emits for `bytes` under `variant`, or why
 /// it emits none.
 pub fn lower(bytes: &[u8], variant: &Variant) -> Result<Vec<u32>, String> {
-    let config = TranslationConfig { memory_model: variant.model, tso_vector: false, cpu_level: CpuLevel::V3 };
+    let config = TranslationConfig {
+        memory_model: variant.model,
+        tso_vector: false,
+        cpu_level: CpuLevel::V3,
+        superblocks: true,
+    };
     let code = Form(bytes);
     let cx = PassContext { code: &code, config: &config };
     let mut region = Region::new(GUEST);

@@ -82,7 +82,7 @@ impl Translator {
                 let entry = state.rip;
                 let region = self.regions.entry(entry).or_insert_with(|| {
                     self.pipeline
-                        .translate(entry, code, 0, self.variant)
+                        .translate(entry, code, 0, self.variant, true)
                         .map_err(|e| format!("translation failed: {e}"))
                 });
                 match region {

@@ -60,7 +60,12 @@ pub fn lift(runner: &Runner) -> Result<Region, String> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut region = Region::new(code.addr);
-        let config = TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V3 };
+        let config = TranslationConfig {
+            memory_model: MemoryModel::Plain,
+            tso_vector: false,
+            cpu_level: CpuLevel::V3,
+            superblocks: true,
+        };
         let cx = PassContext { code: &code, config: &config };
         let result = Decode { max_insns: 1, follow: false }
             .run(&cx, &mut region)

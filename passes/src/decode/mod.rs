@@ -51,15 +51,36 @@ pub static INFO: PassInfo = PassInfo {
                   branch (its taken side an exit), and after a ret \
                   that returns to a followed call (checked), instead of ending the region.",
         },
+        OptionSpec {
+            name: "tier_up",
+            default: || OptionValue::Int(256),
+            doc: "With follow on: a region is first translated quickly, without following, and translated \
+                  again as a superblock once the dispatcher has run it this many times (0: superblocks \
+                  from the first translation). Cheap start-up for code that runs a few times.",
+        },
     ],
     create: |o| Box::new(Decode::new(o)),
 };
 
-/// The lifter pass.
+/// The lifter pass. Its `tier_up` option is the runtime's to read (see
+/// [`tier_up`]); the runtime tells it through
+/// [`aarchx_pass::TranslationConfig::superblocks`] which translation it
+/// asks for.
 pub struct Decode {
     pub max_insns: usize,
     /// Follow direct jumps, calls and their returns (superblocks).
     pub follow: bool,
+}
+
+/// Runs of a quick translation after which the runtime translates the
+/// region again as a superblock, from the decode pass's options; 0 when
+/// every region is a superblock at once (or none is, `follow` off).
+pub fn tier_up(options: &Options) -> u32 {
+    if options.bool("follow") {
+        options.int("tier_up").clamp(0, i64::from(u32::MAX)) as u32
+    } else {
+        0
+    }
 }
 
 impl Decode {
@@ -107,6 +128,7 @@ impl Pass for Decode {
         let mut b = Builder::new(region);
         let mut insn = Instruction::default();
         let mut trace = Trace { decoded: Vec::new(), returns: Vec::new() };
+        let follow = self.follow && cx.config.superblocks;
         for n in 0..self.max_insns {
             trace.decoded.push(pc);
             let mut bytes = [0u8; MAX_INSN_LEN];
@@ -131,13 +153,13 @@ impl Pass for Decode {
             let nblocks = b.region.blocks.len();
             match lift::lift(&mut b, &insn, cx.config.cpu_level) {
                 Outcome::Next => pc = insn.next_ip(),
-                Outcome::Jump(target) if self.follow && trace.can_follow(cx, target) => pc = target,
+                Outcome::Jump(target) if follow && trace.can_follow(cx, target) => pc = target,
                 Outcome::Jump(target) => {
                     b.exit(ExitKind::Jump, target);
                     return Ok(());
                 }
                 Outcome::Call { target, ret }
-                    if self.follow && trace.returns.len() < MAX_CALL_DEPTH && trace.can_follow(cx, target) =>
+                    if follow && trace.returns.len() < MAX_CALL_DEPTH && trace.can_follow(cx, target) =>
                 {
                     trace.returns.push(ret);
                     pc = target;
@@ -156,7 +178,7 @@ impl Pass for Decode {
                         return Ok(());
                     }
                 },
-                Outcome::Branch if self.follow && trace.can_follow(cx, insn.next_ip()) => pc = insn.next_ip(),
+                Outcome::Branch if follow && trace.can_follow(cx, insn.next_ip()) => pc = insn.next_ip(),
                 Outcome::Branch => {
                     b.exit(ExitKind::Jump, insn.next_ip());
                     return Ok(());

@@ -79,6 +79,11 @@ pub struct TranslationConfig {
     pub tso_vector: bool,
     /// The guest CPU's level: what the lifter accepts.
     pub cpu_level: CpuLevel,
+    /// Whether the decode stage may build superblocks (follow branches and
+    /// calls). False for a region's quick first translation under tiering
+    /// (the `decode` pass's `tier_up`): the runtime translates a region
+    /// again as a superblock once it has run that often.
+    pub superblocks: bool,
 }
 
 /// Read access to guest code.

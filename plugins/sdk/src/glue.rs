@@ -56,6 +56,8 @@ pub unsafe extern "C" fn run<P: PluginPass>(
             // Plugin ABI 1 does not carry the level: a plugin pass lifts
             // for the baseline.
             cpu_level: CpuLevel::V1,
+            // Nor tiering: a plugin decode stage builds what it builds.
+            superblocks: true,
         };
         let code = HostCode(cx);
         pass.run(&PassContext { code: &code, config: &config }, &mut region).map_err(|e| e.0)?;

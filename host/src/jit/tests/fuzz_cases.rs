@@ -145,7 +145,7 @@ fn run(case: &Case, pipeline: &mut Pipeline, jit: &mut Jit, buffer: &mut Buffer,
             Some(b) => *b,
             None => {
                 let compiled = pipeline
-                    .translate(rip, &case.code, 0, Variant::Policy)
+                    .translate(rip, &case.code, 0, Variant::Policy, true)
                     .map_err(|e| e.to_string())
                     .and_then(|r| jit.compile(&r, CompileOptions::default(), true).map_err(|e| format!("{e:?}")));
                 match compiled {

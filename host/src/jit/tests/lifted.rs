@@ -34,7 +34,8 @@ fn lift(program: Program, model: MemoryModel) -> (Region, usize) {
     let count = a.instructions().len();
     a.int3().expect("assembles");
     let code = Code(a.assemble(CODE).expect("assembles"));
-    let config = TranslationConfig { memory_model: model, tso_vector: true, cpu_level: CpuLevel::V3 };
+    let config =
+        TranslationConfig { memory_model: model, tso_vector: true, cpu_level: CpuLevel::V3, superblocks: true };
     let context = PassContext { code: &code, config: &config };
     let mut region = Region::new(CODE);
     Decode { max_insns: 64, follow: false }.run(&context, &mut region).expect("lifts");
