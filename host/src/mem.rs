@@ -129,6 +129,9 @@ pub struct GuestMemory {
     brk: Brk,
     /// Pages translated code depends on (see `crate::code_pages`).
     code: CodePages,
+    /// The guest has mapped writable shared memory, which another process
+    /// may access at the same time (see [`GuestMemory::shares_writable`]).
+    shared_writable: bool,
 }
 
 fn round_up(v: u64, to: u64) -> Option<u64> {
@@ -283,7 +286,13 @@ impl GuestMemory {
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         let host_page =
             u64::try_from(page).ok().filter(|p| p.is_power_of_two() && *p >= GUEST_PAGE).unwrap_or(GUEST_PAGE);
-        GuestMemory { regions: BTreeMap::new(), host_page, brk: Brk::default(), code: CodePages::new(host_page) }
+        GuestMemory {
+            regions: BTreeMap::new(),
+            host_page,
+            brk: Brk::default(),
+            code: CodePages::new(host_page),
+            shared_writable: false,
+        }
     }
 
     fn host_up(&self, v: u64) -> Option<u64> {
@@ -644,7 +653,7 @@ impl GuestMemory {
             }
             self.set_range(addr, end, Some(prot));
             self.reprotect_code(addr, end);
-            self.note_shared_code(addr, end, prot, flags);
+            self.note_shared(addr, end, prot, flags);
             if old.iter().any(|(_, _, p)| p & PROT_EXEC != 0) {
                 self.code.record_change(addr, len);
             }
@@ -665,7 +674,7 @@ impl GuestMemory {
             return Err(if extra != 0 { Errno::EEXIST } else { Errno::ENOMEM });
         }
         self.set_range(got, got + len, Some(prot));
-        self.note_shared_code(got, got + len, prot, flags);
+        self.note_shared(got, got + len, prot, flags);
         Ok(got)
     }
 
@@ -931,11 +940,27 @@ impl GuestMemory {
     }
 
     /// A shared mapping that is executable can change through another
-    /// mapping without a fault here: its pages check their own bytes.
-    fn note_shared_code(&mut self, start: u64, end: u64, prot: u32, flags: u32) {
-        if flags & MAP_TYPE & libc::MAP_SHARED as u32 != 0 && prot & PROT_EXEC != 0 {
+    /// mapping without a fault here: its pages check their own bytes. One
+    /// that is writable makes [`GuestMemory::shares_writable`] true.
+    fn note_shared(&mut self, start: u64, end: u64, prot: u32, flags: u32) {
+        if flags & MAP_TYPE & libc::MAP_SHARED as u32 == 0 {
+            return;
+        }
+        if prot & PROT_EXEC != 0 {
             self.code.shared_code(start, end);
         }
+        if prot & PROT_WRITE != 0 {
+            self.shared_writable = true;
+        }
+    }
+
+    /// Whether the guest has mapped shared memory writable (`MAP_SHARED`
+    /// with `PROT_WRITE`: anonymous memory a fork shares, a file or memfd
+    /// another process may map too). Another process may then race this
+    /// one on it, as a thread would: `memory_model: Auto` goes ordered.
+    /// Stays true once set (also in a forked child).
+    pub fn shares_writable(&self) -> bool {
+        self.shared_writable
     }
 
     /// Gives the host page at `page` its guest protection back.

@@ -107,8 +107,9 @@ pub enum MemoryModelSetting {
     Plain,
     /// x86-TSO: loads acquire, stores release.
     Ordered,
-    /// Plain until the guest starts its first thread, then ordered (the
-    /// dispatcher switches, `crate::run`).
+    /// Plain until the guest starts its first thread or maps shared
+    /// memory writable, then ordered (the dispatcher switches,
+    /// `crate::run`).
     Auto,
 }
 

@@ -5,10 +5,11 @@
 //! region, system call, guest fault). A `clone` of a thread starts a host
 //! thread running the same loop (`spawn`); see docs/threads.md.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use aarchx_ir::{ExitKind, GuestState, Region};
@@ -179,7 +180,21 @@ impl Cache {
             return Ok(c.translated(shape));
         }
         let started = std::time::Instant::now();
-        let mut region = pipeline.translate(rip, mem, executions, variant, shape == Shape::Superblock)?;
+        // Another thread may store to the code while it is translated,
+        // before its pages are protected (and the store seen): the bytes
+        // read are compared once they are, and on a change the code is
+        // translated again.
+        let (mut region, ranges, bytes) = loop {
+            let code = Recorded::new(mem);
+            let region = pipeline.translate(rip, &code, executions, variant, shape == Shape::Superblock)?;
+            let reads = code.reads.into_inner();
+            let ranges = region.guest_ranges();
+            let bytes = mem.protect_code(&ranges).then(|| code_bytes(&ranges, mem));
+            if reads.unchanged(mem) {
+                break (region, ranges, bytes);
+            }
+            tracing::debug!(entry = format_args!("{rip:#x}"), "its code changed while it was translated: again");
+        };
         // The passes leave what they dropped in the arena: the cache keeps
         // only what runs.
         region.compact();
@@ -210,8 +225,6 @@ impl Cache {
             self.flushes += 1;
         }
         self.held_insts += region.insts.len();
-        let ranges = region.guest_ranges();
-        let bytes = mem.protect_code(&ranges).then(|| code_bytes(&ranges, mem));
         let runs = (shape == Shape::Quick && leaves_directly(&region)).then_some(1);
         let cached = Cached { region, ranges, bytes, runs };
         let translated = cached.translated(shape);
@@ -231,6 +244,52 @@ impl Cache {
             }
             keep
         });
+    }
+}
+
+/// Guest code as a translation reads it, each read recorded.
+struct Recorded<'m> {
+    mem: &'m GuestMemory,
+    reads: RefCell<Reads>,
+}
+
+/// Where a translation read guest code, and what it read there.
+#[derive(Default)]
+struct Reads {
+    /// Address, and start and length in `bytes`.
+    at: Vec<(u64, usize, usize)>,
+    bytes: Vec<u8>,
+}
+
+impl<'m> Recorded<'m> {
+    fn new(mem: &'m GuestMemory) -> Recorded<'m> {
+        Recorded { mem, reads: RefCell::default() }
+    }
+}
+
+impl aarchx_pass::GuestCode for Recorded<'_> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
+        let n = self.mem.read(addr, buf);
+        let reads = &mut *self.reads.borrow_mut();
+        reads.at.push((addr, reads.bytes.len(), n));
+        reads.bytes.extend_from_slice(&buf[..n]);
+        n
+    }
+}
+
+impl Reads {
+    /// Whether guest memory still holds what was read.
+    fn unchanged(&self, mem: &GuestMemory) -> bool {
+        use aarchx_pass::GuestCode;
+        const CHUNK: usize = 64;
+        let mut now = [0u8; CHUNK];
+        self.at.iter().all(|&(addr, start, len)| {
+            let was = &self.bytes[start..start + len];
+            was.chunks(CHUNK).enumerate().all(|(i, chunk)| {
+                let now = &mut now[..chunk.len()];
+                mem.read(addr + (i * CHUNK) as u64, now) == chunk.len() && now == chunk
+            })
+        })
     }
 }
 
@@ -254,10 +313,14 @@ struct Shared {
     backend: Backend,
     verify: Option<VerifySettings>,
     /// The policy asked for `memory_model: Auto`: plain until the guest
-    /// starts a thread, ordered from then on.
+    /// starts a thread or maps shared memory writable, ordered from then
+    /// on.
     auto_memory_model: bool,
     invalidations: Invalidations,
     threads: AtomicUsize,
+    /// The guest has mapped shared memory writable (seen at a look-up):
+    /// another process may access it at the same time.
+    memory_shared: AtomicBool,
 }
 
 /// The pipeline and the cache it fills.
@@ -308,18 +371,26 @@ impl Shared {
             t.cache.invalidate(start, end - start);
             self.invalidations.push(start, end - start);
         }
+        if mem.shares_writable() && !self.memory_shared.swap(true, Ordering::Relaxed) {
+            self.go_ordered(t, "the guest mapped shared memory writable");
+        }
         t.cache.get_or_translate(rip, variant, shape, &mut t.pipeline, mem)
     }
 
-    /// The guest starts a second thread: under `memory_model: Auto`, the
-    /// code translated so far (plain) is dropped for good and everything
-    /// from now on is translated ordered.
+    /// The guest starts a second thread: see [`Shared::go_ordered`].
     fn threads_start(&self) {
-        let mut t = self.translator();
+        self.go_ordered(&mut self.translator(), "the guest started a thread");
+    }
+
+    /// Under `memory_model: Auto`, once another thread or process may
+    /// access memory at the same time (`why`): the code translated so far
+    /// (plain) is dropped for good and everything from now on is
+    /// translated ordered.
+    fn go_ordered(&self, t: &mut Translator, why: &str) {
         if !self.auto_memory_model || t.pipeline.config().memory_model == MemoryModel::Ordered {
             return;
         }
-        tracing::debug!("memory model: ordered from now on (memory_model: Auto, the guest started a thread)");
+        tracing::debug!("memory model: ordered from now on (memory_model: Auto, {why})");
         t.pipeline.set_memory_model(MemoryModel::Ordered);
         t.cache.invalidate(0, u64::MAX);
         self.invalidations.push(0, u64::MAX);
@@ -414,6 +485,7 @@ pub fn run(
         auto_memory_model: policy.memory_model == MemoryModelSetting::Auto,
         invalidations: Invalidations::default(),
         threads: AtomicUsize::new(1),
+        memory_shared: AtomicBool::new(false),
     });
     match GuestThread::new(&shared, engine).run(state, process)? {
         Some(status) if shared.threads.load(Ordering::SeqCst) <= 1 => Ok(status as u8),
@@ -463,9 +535,11 @@ impl<'a> GuestThread<'a> {
             self.catch_up();
             tracing::trace!(target: "aarchx::exec", "{rip:#x}");
             // Verify mode runs a region twice and undoes the first run's
-            // stores, which other threads would see or lose: it checks
-            // only while the guest has one thread.
-            let alone = self.shared.threads.load(Ordering::SeqCst) == 1;
+            // stores, which other threads or processes would see or lose:
+            // it checks only while the guest has one thread and shares no
+            // writable memory.
+            let alone =
+                self.shared.threads.load(Ordering::SeqCst) == 1 && !self.shared.memory_shared.load(Ordering::Relaxed);
             let due = alone && self.verifier.as_mut().is_some_and(|v| v.due(&region));
             let exit = match self.verifier.as_mut().filter(|_| due) {
                 Some(v) => {
@@ -630,6 +704,8 @@ fn report_summary(verifier: Option<&Verifier>, engine: &Engine, pipeline: &mut P
         stats.push_str(&format!(" retranslated_insns={}", cache.retranslated));
     }
     stats.push_str(&format!(" promoted={}", cache.promoted));
+    let ordered = pipeline.config().memory_model == MemoryModel::Ordered;
+    stats.push_str(&format!(" ordered={}", u8::from(ordered)));
     tracing::debug!("translation totals: {stats}");
     if stats_wanted() {
         eprintln!("aarchx-stats: {stats}");

@@ -29,11 +29,14 @@ fn builtin_plugin() -> PathBuf {
     target.join("debug/libaarchx_builtin_plugin.so")
 }
 
+/// A policy of decode, dead-flags, dce and memory-order, with `plugins`.
+/// Tiering is off: the runtime tiers only its built-in decode stage (the
+/// plugin ABI does not tell a plugin's which shape to build).
 fn write_policy(name: &str, plugins: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("aarchx-builtin-plugin-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("policy dir");
     let text = format!(
-        "(\n  backend: Interp,\n  plugins: [{plugins}],\n  passes: [\n    (name: \"decode\"),\n    \
+        "(\n  backend: Interp,\n  plugins: [{plugins}],\n  passes: [\n    (name: \"decode\", options: {{ \"tier_up\": 0 }}),\n    \
          (name: \"dead-flags\"),\n    (name: \"dce\"),\n    (name: \"memory-order\"),\n  ],\n)\n"
     );
     let path = dir.join(name);

@@ -60,6 +60,7 @@ impl Registered for Decode {
     const OPTIONS: &'static [OptionDescriptor] = &[
         OptionDescriptor::int(decode::INFO.options[0].name, 64, decode::INFO.options[0].doc),
         OptionDescriptor::bool(decode::INFO.options[1].name, true, decode::INFO.options[1].doc),
+        OptionDescriptor::int(decode::INFO.options[2].name, 256, decode::INFO.options[2].doc),
     ];
 }
 
