@@ -918,6 +918,14 @@ impl GuestMemory {
         checks
     }
 
+    /// Whether the guest may write any of the host pages holding `ranges`
+    /// (code that another thread could change while it is translated).
+    pub fn writable_code(&self, ranges: &[(u64, u64)]) -> bool {
+        ranges.iter().any(|&(start, end)| {
+            self.code.pages(start, end).any(|page| self.page_prot(page).is_some_and(|p| p & PROT_WRITE != 0))
+        })
+    }
+
     /// A host system call failed with EFAULT: every protected code page
     /// is made writable again and recorded as written, so the call can be
     /// retried. Returns whether there was any.

@@ -190,7 +190,8 @@ impl Cache {
             let reads = code.reads.into_inner();
             let ranges = region.guest_ranges();
             let bytes = mem.protect_code(&ranges).then(|| code_bytes(&ranges, mem));
-            if reads.unchanged(mem) {
+            // Code on read-only pages (a program's text) cannot change.
+            if !mem.writable_code(&ranges) || reads.unchanged(mem) {
                 break (region, ranges, bytes);
             }
             tracing::debug!(entry = format_args!("{rip:#x}"), "its code changed while it was translated: again");
