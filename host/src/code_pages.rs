@@ -102,7 +102,8 @@ pub fn resume_write(addr: u64) -> bool {
         // (`mem.rs` arms no other, and disarms a page the guest makes
         // read-only or unmaps): it gets back the host protection of a
         // writable guest page.
-        if unsafe { libc::mprotect(page as *mut libc::c_void, size as usize, libc::PROT_READ | libc::PROT_WRITE) } != 0 {
+        if unsafe { libc::mprotect(page as *mut libc::c_void, size as usize, libc::PROT_READ | libc::PROT_WRITE) } != 0
+        {
             return false;
         }
         // Marked written only once writable, so that a collector clearing
@@ -255,7 +256,14 @@ mod tests {
     fn pages(n: usize) -> u64 {
         // SAFETY: a fresh private anonymous mapping, used only by the test.
         let p = unsafe {
-            libc::mmap(std::ptr::null_mut(), n << 12, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                n << 12,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
         };
         assert_ne!(p, libc::MAP_FAILED);
         p as u64

@@ -8,8 +8,8 @@
 //! such `count` to a global id after the pass runs, and at exit gathers the
 //! values in the pass's numbering for `Pass::finish`.
 
-use std::cell::Cell;
 use rustc_hash::FxHashMap;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 

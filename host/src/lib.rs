@@ -7,8 +7,8 @@
 
 pub mod binfmt;
 pub mod bounds;
-pub mod code_pages;
 pub mod cli;
+pub mod code_pages;
 pub mod counters;
 pub mod cpuid;
 pub mod engine;

@@ -605,15 +605,7 @@ impl GuestMemory {
 
     /// x86-64 `mmap`. Returns the address; a fixed mapping that replaced
     /// code is recorded as a code change (see [`GuestMemory::take_written_code`]).
-    pub fn mmap(
-        &mut self,
-        addr: u64,
-        len: u64,
-        prot: u64,
-        flags: u64,
-        fd: i32,
-        offset: u64,
-    ) -> Result<u64, Errno> {
+    pub fn mmap(&mut self, addr: u64, len: u64, prot: u64, flags: u64, fd: i32, offset: u64) -> Result<u64, Errno> {
         let prot = guest_prot(prot)?;
         let flags = u32::try_from(flags).map_err(|_| Errno::EINVAL)?;
         if len == 0 || offset % GUEST_PAGE != 0 || flags & MAP_TYPE == 0 {
@@ -736,14 +728,7 @@ impl GuestMemory {
     /// x86-64 `mremap` of a guest-owned mapping (hosts with 4 KiB pages
     /// only). Returns the new address; code that moved or was cut off is
     /// recorded as a code change.
-    pub fn mremap(
-        &mut self,
-        old: u64,
-        old_len: u64,
-        new_len: u64,
-        flags: u64,
-        new_addr: u64,
-    ) -> Result<u64, Errno> {
+    pub fn mremap(&mut self, old: u64, old_len: u64, new_len: u64, flags: u64, new_addr: u64) -> Result<u64, Errno> {
         let flags = u32::try_from(flags).map_err(|_| Errno::EINVAL)?;
         let fixed = flags & MREMAP_FIXED != 0;
         let dontunmap = flags & MREMAP_DONTUNMAP != 0;

@@ -299,7 +299,8 @@ impl Verifier {
         // A fault at the target (a store to a page write-protected for its
         // code runs again after it) defers the check to the faulting
         // instruction as a direct exit does to its target.
-        let direct = matches!(real.exit, RegionExit::Jump { kind: ExitKind::Jump | ExitKind::Call } | RegionExit::Fault { .. });
+        let direct =
+            matches!(real.exit, RegionExit::Jump { kind: ExitKind::Jump | ExitKind::Call } | RegionExit::Fault { .. });
         if diffs.is_empty() {
             return None;
         }

@@ -11,8 +11,8 @@
 //! effect. Operands are compared after earlier replacements, so
 //! chains of equal computations collapse in one walk.
 
-use std::collections::hash_map::Entry;
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
 use aarchx_ir::{InstData, Opcode, Region, Value};
 use aarchx_pass::{Pass, PassContext, PassError, PassInfo, Stage};

@@ -65,8 +65,8 @@ use epoll::Timeout;
 pub use exec::init as init_exec;
 use fs::{AT_FDCWD, AT_REMOVEDIR, AT_SYMLINK_NOFOLLOW};
 use numbers::Sysno;
-use signal::Signals;
 pub use process::forks;
+use signal::Signals;
 pub use thread::NewThread;
 use thread::ThreadExit;
 

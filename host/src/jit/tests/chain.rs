@@ -133,10 +133,15 @@ fn invalidation_unlinks() {
 #[test]
 fn journaled_blocks_are_not_chained() {
     let mut jit = Jit::new().expect("JIT starts");
-    let a = jit.compile(&region(A), CompileOptions { journal: true, ..CompileOptions::default() }, true).expect("compiles");
+    let a =
+        jit.compile(&region(A), CompileOptions { journal: true, ..CompileOptions::default() }, true).expect("compiles");
     jit.compile(&region(B), CompileOptions::default(), true).expect("compiles");
     assert!(jit.lookup(0x1000).is_none());
-    assert_eq!(jit.lookup_with(0x1000, CompileOptions { journal: true, ..CompileOptions::default() }), Some(a), "registered as journaled");
+    assert_eq!(
+        jit.lookup_with(0x1000, CompileOptions { journal: true, ..CompileOptions::default() }),
+        Some(a),
+        "registered as journaled"
+    );
     let mut state = GuestState { rip: 0x1000, ..GuestState::default() };
     state.gpr[1] = 3;
     // SAFETY: no memory access.
