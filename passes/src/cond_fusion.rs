@@ -99,7 +99,7 @@ fn compare_inst(region: &Region, d: &InstData) -> Option<(IntCond, Type, Value, 
 
 fn is_const(region: &Region, v: Value, value: u64) -> bool {
     let d = region.inst(v);
-    d.op == Opcode::Iconst && d.imm64() == value
+    d.plain_const() == Some(value)
 }
 
 /// `(a, b)` when `r = sub.ty a, b`.

@@ -6,7 +6,9 @@
 //! a constant are decided; `trunc(zext x)` is `x` (or a narrower `zext x`),
 //! `zext(zext x)` is one `zext`, `zext(trunc y)` is `y`
 //! when the dropped bits of `y` are known zero; `concat(0, lo)` is
-//! `zext lo`; and a 128-bit `udiv`/`urem` of zero-extended 64-bit operands
+//! `zext lo`; a guest address plus or minus a constant is a guest
+//! address, and the distance between two a constant (no other operation
+//! folds one: its value depends on where the code is loaded); and a 128-bit `udiv`/`urem` of zero-extended 64-bit operands
 //! (`xor edx, edx; div rbx`) becomes the 64-bit one. A `brif` on a
 //! constant becomes a `jump`; blocks no longer reached keep only a
 //! terminator that uses no value.
@@ -21,6 +23,7 @@
 //! never a division (a zero divisor must trap where the guest divides).
 
 use aarchx_ir::eval;
+use aarchx_ir::region::CONST_GUEST_ADDR;
 use alloc::vec::Vec;
 
 use aarchx_ir::{Format, InstData, Opcode, Region, TrapKind, Type, Value};
@@ -135,10 +138,11 @@ fn iconst(ty: Type, c: u64) -> InstData {
     InstData { op: Opcode::Iconst, ty, aux: 0, args: [c as u32, (c >> 32) as u32, 0] }
 }
 
-/// The value of `v` when it is an integer constant.
+/// The value of `v` when it is a plain integer constant. A guest address
+/// is not one: its value depends on where the code is loaded, so it is
+/// only moved by an offset ([`fold_address`]).
 fn constant(region: &Region, v: Value) -> Option<u64> {
-    let d = region.inst(v);
-    (d.op == Opcode::Iconst).then(|| d.imm64())
+    region.inst(v).plain_const()
 }
 
 /// Scalar integers of at most 64 bits: what is folded.
@@ -234,7 +238,7 @@ fn known_zero_above(region: &Region, v: Value, bits: u32) -> bool {
     let d = region.inst(v);
     match d.op {
         Opcode::Zext => region.value_type(d.arg(0)).bits() <= bits,
-        Opcode::Iconst => d.imm64() >> bits.min(63) == 0 || bits >= 64,
+        Opcode::Iconst => d.plain_const().is_some_and(|c| c >> bits.min(63) == 0) || bits >= 64,
         _ => false,
     }
 }
@@ -262,6 +266,9 @@ fn fold_binary(region: &Region, d: &InstData) -> Option<Folded> {
     }
     if !scalar(d.ty) {
         return None;
+    }
+    if let Some(folded) = fold_address(region, d) {
+        return Some(folded);
     }
     let bits = d.ty.bits();
     let mask = eval::mask(bits) as u64;
@@ -302,6 +309,28 @@ fn fold_binary(region: &Region, d: &InstData) -> Option<Folded> {
         O::And if is(cy, 0) || is(cx, 0) => Some(Folded::Const(d.ty, 0)),
         O::Mul if is(cy, 1) => Some(Folded::Alias(x)),
         O::Mul if is(cx, 1) => Some(Folded::Alias(y)),
+        _ => None,
+    }
+}
+
+/// A guest address moved by a constant offset is a guest address; the
+/// distance between two is a plain constant (both move together).
+fn fold_address(region: &Region, d: &InstData) -> Option<Folded> {
+    let (x, y) = (region.inst(d.arg(0)), region.inst(d.arg(1)));
+    let address = |v: u64| InstData {
+        op: Opcode::Iconst,
+        ty: Type::I64,
+        aux: CONST_GUEST_ADDR,
+        args: [v as u32, (v >> 32) as u32, 0],
+    };
+    if d.ty != Type::I64 || !(x.is_guest_addr() || y.is_guest_addr()) {
+        return None;
+    }
+    match (d.op, x.is_guest_addr(), y.is_guest_addr()) {
+        (Opcode::Add, true, false) => Some(Folded::Inst(address(x.imm64().wrapping_add(y.plain_const()?)))),
+        (Opcode::Add, false, true) => Some(Folded::Inst(address(y.imm64().wrapping_add(x.plain_const()?)))),
+        (Opcode::Sub, true, false) => Some(Folded::Inst(address(x.imm64().wrapping_sub(y.plain_const()?)))),
+        (Opcode::Sub, true, true) => Some(Folded::Const(Type::I64, x.imm64().wrapping_sub(y.imm64()))),
         _ => None,
     }
 }

@@ -105,7 +105,7 @@ impl L<'_, '_> {
 
     pub fn call(&mut self) -> Outcome {
         let target = self.indirect_target();
-        let ret = self.c(Type::I64, self.i.next_ip());
+        let ret = self.b.guest_addr(self.i.next_ip());
         self.push(ret);
         match target {
             Some(t) => {

@@ -110,7 +110,7 @@ impl Trace {
 /// Ends the block at a `ret` to `target` that should come back to `ret`:
 /// an indirect exit unless it does, then the block where decoding goes on.
 fn check_return(b: &mut Builder<'_>, target: Value, ret: u64) {
-    let expected = b.iconst(Type::I64, ret);
+    let expected = b.guest_addr(ret);
     let hit = b.icmp(IntCond::Eq, Type::I64, target, expected);
     let (cont, miss) = (b.create_block(), b.create_block());
     b.brif(hit, cont, miss);

@@ -145,8 +145,15 @@ impl L<'_, '_> {
     pub fn addr(&mut self) -> Value {
         let i = self.i;
         let base = i.memory_base();
-        let mut addr = if base == Register::RIP || base == Register::EIP {
-            self.c(Type::I64, i.memory_displacement64())
+        let mut addr = if base == Register::RIP {
+            // A guest address: it moves with the code (`Region::relocate`).
+            self.b.guest_addr(i.memory_displacement64())
+        } else if base == Register::EIP {
+            // The sum wraps at 4 GiB: the full one is the guest address.
+            let disp = (i.memory_displacement64() as u32).wrapping_sub(i.next_ip() as u32) as i32;
+            let full = self.b.guest_addr(i.next_ip().wrapping_add(disp as i64 as u64));
+            let low = self.un(Opcode::Trunc, Type::I32, full);
+            self.un(Opcode::Zext, Type::I64, low)
         } else {
             let disp = self.c(Type::I64, i.memory_displacement64());
             let mut a = disp;

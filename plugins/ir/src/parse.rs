@@ -142,6 +142,10 @@ fn parse_inst(body: &str) -> Result<(InstData, [Option<u32>; 3]), String> {
             }
             Some(flags.unwrap_or(MemFlags::Plain) as u16)
         }
+        Format::Const if words.first() == Some(&"addr") => {
+            words.remove(0);
+            Some(crate::region::CONST_GUEST_ADDR)
+        }
         Format::Count if words.first() == Some(&"global") => {
             words.remove(0);
             Some(COUNT_GLOBAL)

@@ -63,6 +63,7 @@ fn write_inst(out: &mut dyn Write, d: &InstData, name: u32, names: &[u32]) -> fm
     let ty = d.ty;
     let aux = d.aux;
     match format {
+        Format::Const if d.is_guest_addr() => write!(out, "{op}.{ty} addr {:#x}", d.imm64()),
         Format::Const => write!(out, "{op}.{ty} {:#x}", d.imm64()),
         Format::Get => write!(out, "{op} {}", d.reg()),
         Format::Set => write!(out, "{op} {}, v{}", d.reg(), val(0)),

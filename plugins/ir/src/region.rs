@@ -40,7 +40,26 @@ pub struct InstData {
     pub args: [u32; 3],
 }
 
+/// The `aux` of an `iconst` whose value is a guest code address or derived
+/// from one by an offset (a call's return address, a RIP-relative
+/// operand's address): it moves with the code when the code is loaded
+/// elsewhere (see [`Region::relocate`]). Every other `iconst` has `aux` 0.
+pub const CONST_GUEST_ADDR: u16 = 1;
+
 impl InstData {
+    /// Whether this is an `iconst` of a guest address ([`CONST_GUEST_ADDR`]).
+    #[inline]
+    pub fn is_guest_addr(&self) -> bool {
+        self.op == Opcode::Iconst && self.aux == CONST_GUEST_ADDR
+    }
+
+    /// The value of a plain integer `iconst` (not a guest address, whose
+    /// value depends on where the code is loaded).
+    #[inline]
+    pub fn plain_const(&self) -> Option<u64> {
+        (self.op == Opcode::Iconst && self.aux == 0).then(|| self.imm64())
+    }
+
     /// A `Mark`-format instruction (`insn` or `dep`) for the `len` guest
     /// bytes at `addr`.
     pub fn mark(op: Opcode, addr: u64, len: u16) -> InstData {
@@ -204,6 +223,31 @@ impl Region {
         self.insts = insts;
     }
 
+    /// Moves the region's guest addresses by `delta` (wrapping): the entry,
+    /// the addresses of marks, exits and traps, and the `iconst`s of guest
+    /// addresses. The region of code loaded `delta` bytes further on, as
+    /// long as the passes that made it kept each address-derived constant
+    /// a guest address (`tests/relocate.rs` checks the built-in ones).
+    pub fn relocate(&mut self, delta: u64) {
+        self.entry = self.entry.wrapping_add(delta);
+        for d in &mut self.insts {
+            let moves = match d.op.format() {
+                Format::Mark | Format::Exit | Format::Trap => true,
+                Format::Const => d.aux == CONST_GUEST_ADDR,
+                _ => false,
+            };
+            if moves {
+                let bits = if d.op.format() == Format::Const { d.ty.bits() } else { 64 };
+                let mut imm = d.imm64().wrapping_add(delta);
+                if bits < 64 {
+                    imm &= (1u64 << bits) - 1;
+                }
+                d.args[0] = imm as u32;
+                d.args[1] = (imm >> 32) as u32;
+            }
+        }
+    }
+
     /// Guest instructions marked in the region, as (address, length).
     pub fn guest_insns(&self) -> impl Iterator<Item = (u64, u16)> + '_ {
         self.blocks
@@ -292,6 +336,11 @@ impl<'r> Builder<'r> {
     pub fn iconst(&mut self, ty: Type, imm: u64) -> Value {
         let imm = if ty.bits() < 64 { imm & ((1u64 << ty.bits()) - 1) } else { imm };
         self.make(Opcode::Iconst, ty, 0, [imm as u32, (imm >> 32) as u32, 0])
+    }
+
+    /// An `iconst.i64` of the guest address `addr` ([`CONST_GUEST_ADDR`]).
+    pub fn guest_addr(&mut self, addr: u64) -> Value {
+        self.make(Opcode::Iconst, Type::I64, CONST_GUEST_ADDR, [addr as u32, (addr >> 32) as u32, 0])
     }
 
     pub fn get(&mut self, reg: Reg) -> Value {

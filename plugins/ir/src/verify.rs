@@ -164,7 +164,10 @@ fn check_types(region: &Region, d: &InstData) -> Result<(), String> {
         |ok: bool, what: &str| if ok { Ok(()) } else { Err(alloc::format!("bad {what} {} for {}", d.aux, d.op)) };
     let int_scalar = |t: Type| t.is_int();
     match d.op.format() {
-        Format::Const => known(ty.is_int() && ty.bits() <= 64, "type")?,
+        Format::Const => {
+            known(ty.is_int() && ty.bits() <= 64, "type")?;
+            known(d.aux == 0 || (d.aux == crate::region::CONST_GUEST_ADDR && ty == Type::I64), "constant kind")?;
+        }
         Format::Get => known(d.reg().is_valid(), "register")?,
         Format::Set => {
             known(d.reg().is_valid(), "register")?;
