@@ -11,6 +11,7 @@ pub mod cli;
 pub mod code_pages;
 pub mod counters;
 pub mod cpuid;
+pub mod disk_cache;
 pub mod engine;
 #[cfg(test)]
 mod exec_tests;
@@ -20,6 +21,7 @@ pub mod jit;
 pub mod loader;
 pub mod machine;
 pub mod mem;
+pub mod objects;
 pub mod panics;
 pub mod plugin;
 pub mod policy;

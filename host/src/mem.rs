@@ -34,6 +34,7 @@ use aarchx_pass::GuestCode;
 
 use crate::code_pages::CodePages;
 use crate::machine::Machine;
+use crate::objects::Objects;
 
 /// The guest's page size (x86-64).
 pub const GUEST_PAGE: u64 = 4096;
@@ -132,6 +133,8 @@ pub struct GuestMemory {
     /// The guest has mapped writable shared memory, which another process
     /// may access at the same time (see [`GuestMemory::shares_writable`]).
     shared_writable: bool,
+    /// Which ranges hold which file's bytes (for the persistent cache).
+    objects: Objects,
 }
 
 fn round_up(v: u64, to: u64) -> Option<u64> {
@@ -292,6 +295,7 @@ impl GuestMemory {
             brk: Brk::default(),
             code: CodePages::new(host_page),
             shared_writable: false,
+            objects: Objects::default(),
         }
     }
 
@@ -646,6 +650,7 @@ impl GuestMemory {
             self.set_range(addr, end, Some(prot));
             self.reprotect_code(addr, end);
             self.note_shared(addr, end, prot, flags);
+            self.note_file(addr, end, prot, flags, (!anonymous).then_some(fd), offset);
             if old.iter().any(|(_, _, p)| p & PROT_EXEC != 0) {
                 self.code.record_change(addr, len);
             }
@@ -667,6 +672,7 @@ impl GuestMemory {
         }
         self.set_range(got, got + len, Some(prot));
         self.note_shared(got, got + len, prot, flags);
+        self.note_file(got, got + len, prot, flags, (!anonymous).then_some(fd), offset);
         Ok(got)
     }
 
@@ -683,6 +689,7 @@ impl GuestMemory {
         }
         let owned = self.owned(addr, end);
         self.set_range(addr, end, None);
+        self.objects.forget(addr, end);
         for &(s, e, _) in &owned {
             self.sync_host(s, e)?;
         }
@@ -719,6 +726,9 @@ impl GuestMemory {
             return Err(e);
         }
         self.reprotect_code(addr, end);
+        if prot & PROT_WRITE != 0 {
+            self.objects.dirty(addr, end);
+        }
         if prot & PROT_EXEC == 0 && old.iter().any(|(_, _, p)| p & PROT_EXEC != 0) {
             self.code.record_change(addr, end - addr);
         }
@@ -769,6 +779,8 @@ impl GuestMemory {
             }
         };
         let moved = got != old;
+        self.objects.forget(old, old_end);
+        self.objects.forget(got, got + new_len);
         if moved {
             if !dontunmap {
                 self.set_range(old, old_end, None);
@@ -945,6 +957,39 @@ impl GuestMemory {
         if prot & PROT_WRITE != 0 {
             self.shared_writable = true;
         }
+    }
+
+    /// Records what a mapping of `[start, end)` holds for
+    /// [`GuestMemory::objects`]: the file of `fd` from `offset`, clean when
+    /// private, not writable, and the file was opened read-only (nothing
+    /// this process does through the mapping or the descriptor changes
+    /// the bytes); nothing for anonymous memory.
+    fn note_file(&mut self, start: u64, end: u64, prot: u32, flags: u32, fd: Option<i32>, offset: u64) {
+        let Some(fd) = fd else {
+            self.objects.forget(start, end);
+            return;
+        };
+        let link = format!("/proc/self/fd/{fd}");
+        let (Ok(path), Ok(meta)) = (std::fs::read_link(&link), std::fs::metadata(&link)) else {
+            self.objects.forget(start, end);
+            return;
+        };
+        // SAFETY: F_GETFL reads the descriptor's flags and nothing else.
+        let access = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        let clean = flags & MAP_TYPE == libc::MAP_PRIVATE as u32
+            && prot & PROT_WRITE == 0
+            && access >= 0
+            && access & libc::O_ACCMODE == libc::O_RDONLY;
+        self.objects.mapped(start, end, &path, &meta, offset, clean);
+    }
+
+    /// Which guest memory holds which file's bytes.
+    pub fn objects(&self) -> &Objects {
+        &self.objects
+    }
+
+    pub fn objects_mut(&mut self) -> &mut Objects {
+        &mut self.objects
     }
 
     /// Whether the guest has mapped shared memory writable (`MAP_SHARED`

@@ -89,6 +89,9 @@ pub struct Policy {
     /// Plugin files to load; their passes join the built-in ones.
     #[serde(default)]
     pub plugins: Vec<PluginEntry>,
+    /// The persistent translation cache (docs/cache.md).
+    #[serde(default)]
+    pub cache: CacheSettings,
     /// Where the policy came from (a file name, `<built-in default>`), for
     /// error messages.
     #[serde(skip)]
@@ -130,6 +133,52 @@ impl MemoryModelSetting {
 enum CpuLevelSetting {
     V1,
     V2,
+}
+
+/// The persistent translation cache's settings (`cache: (...)`).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheSettings {
+    /// Its folder; by default `$XDG_CACHE_HOME/aarchx` (`~/.cache/aarchx`).
+    pub dir: Option<String>,
+    pub mode: CacheMode,
+    /// The size it is kept under, in MiB: the least recently used files
+    /// are removed past it.
+    pub max_mib: u64,
+}
+
+impl Default for CacheSettings {
+    fn default() -> CacheSettings {
+        CacheSettings { dir: None, mode: CacheMode::ReadWrite, max_mib: 1024 }
+    }
+}
+
+/// What a run does with the persistent cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum CacheMode {
+    /// Not used.
+    Off,
+    /// Its translations used, none added.
+    Read,
+    /// Used, and what the run translates added at its end.
+    ReadWrite,
+    /// As `ReadWrite`, and each region taken from it translated again and
+    /// compared: a difference is reported with both listings.
+    Verify,
+}
+
+impl CacheMode {
+    const NAMES: [(&'static str, CacheMode); 4] = [
+        ("Off", CacheMode::Off),
+        ("Read", CacheMode::Read),
+        ("ReadWrite", CacheMode::ReadWrite),
+        ("Verify", CacheMode::Verify),
+    ];
+
+    /// The mode named `name` (case-insensitive).
+    pub fn from_name(name: &str) -> Option<CacheMode> {
+        Self::NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, m)| *m)
+    }
 }
 
 /// What executes translated blocks.
@@ -386,6 +435,9 @@ impl Policy {
         let err = |why: &str| PolicyError::Set { set: set.to_string(), why: why.to_string() };
         let (key, value) = set.split_once('=').ok_or_else(|| err("expected PASS.OPTION=VALUE"))?;
         let (pass, option) = key.split_once('.').ok_or_else(|| err("expected PASS.OPTION=VALUE"))?;
+        if pass == "cache" {
+            return self.set_cache(option, value).map_err(|why| err(&why));
+        }
         let value = match value {
             "true" => OptionValue::Bool(true),
             "false" => OptionValue::Bool(false),
@@ -406,6 +458,22 @@ impl Policy {
         } else {
             Err(err(&format!("the policy {} has no pass `{pass}`", self.origin)))
         }
+    }
+
+    /// `--set cache.OPTION=VALUE`: the persistent cache's settings.
+    fn set_cache(&mut self, option: &str, value: &str) -> Result<(), String> {
+        match option {
+            "mode" => {
+                self.cache.mode = CacheMode::from_name(value)
+                    .ok_or_else(|| format!("`{value}` is not a cache mode (Off, Read, ReadWrite, Verify)"))?;
+            }
+            "dir" => self.cache.dir = Some(value.to_string()),
+            "max_mib" => {
+                self.cache.max_mib = value.parse().map_err(|_| format!("`{value}` is not a size in MiB"))?;
+            }
+            _ => return Err(format!("the cache has no option `{option}` (mode, dir, max_mib)")),
+        }
+        Ok(())
     }
 
     /// The settings every pass may read.

@@ -16,6 +16,7 @@ use aarchx_ir::{ExitKind, GuestState, Region};
 use aarchx_pass::MemoryModel;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::disk_cache::{fingerprint, DiskCache};
 use crate::engine::{Engine, EngineError};
 use crate::loader::rootfs::{Rootfs, RootfsError};
 use crate::loader::{self, LoadError};
@@ -146,6 +147,7 @@ impl Cache {
         variant: Variant,
         shape: Option<Shape>,
         pipeline: &mut Pipeline,
+        mut disk: Option<&mut DiskCache>,
         mem: &mut GuestMemory,
     ) -> Result<Translated, TranslateError> {
         let executions = match (&mut self.lookups, variant) {
@@ -179,40 +181,32 @@ impl Cache {
         if let Some(c) = self.regions.get(&(rip, variant, shape)) {
             return Ok(c.translated(shape));
         }
+        let model = pipeline.config().memory_model;
         let started = std::time::Instant::now();
-        // Another thread may store to the code while it is translated,
-        // before its pages are protected (and the store seen): the bytes
-        // read are compared once they are, and on a change the code is
-        // translated again.
-        let (mut region, ranges, bytes) = loop {
-            let code = Recorded::new(mem);
-            let region = pipeline.translate(rip, &code, executions, variant, shape == Shape::Superblock)?;
-            let reads = code.reads.into_inner();
-            let ranges = region.guest_ranges();
-            let bytes = mem.protect_code(&ranges).then(|| code_bytes(&ranges, mem));
-            // Code on read-only pages (a program's text) cannot change.
-            if !mem.writable_code(&ranges) || reads.unchanged(mem) {
-                break (region, ranges, bytes);
-            }
-            tracing::debug!(entry = format_args!("{rip:#x}"), "its code changed while it was translated: again");
+        let on_disk = match (&mut disk, variant) {
+            (Some(d), Variant::Policy) => d.load(mem.objects_mut(), rip, shape, model),
+            _ => None,
         };
-        // The passes leave what they dropped in the arena: the cache keeps
-        // only what runs.
-        region.compact();
-        let region = Arc::new(region);
+        let verifies = disk.as_ref().is_some_and(|d| d.verifies());
+        let (region, ranges, bytes) = match on_disk {
+            Some(region) if !verifies => {
+                let ranges = region.guest_ranges();
+                let bytes = mem.protect_code(&ranges).then(|| code_bytes(&ranges, mem));
+                (Arc::new(region), ranges, bytes)
+            }
+            on_disk => {
+                let (region, ranges, bytes, reads) = self.translate(rip, variant, shape, executions, pipeline, mem)?;
+                match (on_disk, &mut disk) {
+                    (Some(loaded), Some(d)) => d.compare(&loaded, &region),
+                    (None, Some(d)) if variant == Variant::Policy => {
+                        d.store(mem.objects_mut(), rip, shape, model, &region, &reads.asked)
+                    }
+                    _ => {}
+                }
+                (region, ranges, bytes)
+            }
+        };
         self.translate_ns += started.elapsed().as_nanos();
-        self.translated += 1;
-        self.guest_insns += region.guest_insns().count() as u64;
-        if let (Some(seen), Variant::Policy) = (&mut self.seen, variant) {
-            self.retranslated += region.guest_insns().filter(|(a, _)| !seen.insert(*a)).count() as u64;
-        }
-        self.ir_insts += region.blocks.iter().map(|b| b.insts.len() as u64).sum::<u64>();
-        tracing::trace!(
-            entry = format_args!("{rip:#x}"),
-            ?shape,
-            "translated region\n{}",
-            aarchx_ir::print::print(&region)
-        );
         if shape == Shape::Superblock {
             if let Some(quick) = self.regions.remove(&(rip, variant, Shape::Quick)) {
                 self.held_insts -= quick.region.insts.len();
@@ -231,6 +225,52 @@ impl Cache {
         let translated = cached.translated(shape);
         self.regions.insert((rip, variant, shape), cached);
         Ok(translated)
+    }
+
+    /// Translates the code at `rip` (see [`Cache::get_or_translate`]) and
+    /// counts it; returns the region with the ranges its instructions came
+    /// from, their bytes when it checks them, and what it read.
+    fn translate(
+        &mut self,
+        rip: u64,
+        variant: Variant,
+        shape: Shape,
+        executions: u64,
+        pipeline: &mut Pipeline,
+        mem: &mut GuestMemory,
+    ) -> Result<(Arc<Region>, Vec<(u64, u64)>, Option<Vec<u8>>, Reads), TranslateError> {
+        // Another thread may store to the code while it is translated,
+        // before its pages are protected (and the store seen): the bytes
+        // read are compared once they are, and on a change the code is
+        // translated again.
+        let (mut region, ranges, bytes, reads) = loop {
+            let code = Recorded::new(mem);
+            let region = pipeline.translate(rip, &code, executions, variant, shape == Shape::Superblock)?;
+            let reads = code.reads.into_inner();
+            let ranges = region.guest_ranges();
+            let bytes = mem.protect_code(&ranges).then(|| code_bytes(&ranges, mem));
+            // Code on read-only pages (a program's text) cannot change.
+            if !mem.writable_code(&ranges) || reads.unchanged(mem) {
+                break (region, ranges, bytes, reads);
+            }
+            tracing::debug!(entry = format_args!("{rip:#x}"), "its code changed while it was translated: again");
+        };
+        // The passes leave what they dropped in the arena: the cache keeps
+        // only what runs.
+        region.compact();
+        self.translated += 1;
+        self.guest_insns += region.guest_insns().count() as u64;
+        if let (Some(seen), Variant::Policy) = (&mut self.seen, variant) {
+            self.retranslated += region.guest_insns().filter(|(a, _)| !seen.insert(*a)).count() as u64;
+        }
+        self.ir_insts += region.blocks.iter().map(|b| b.insts.len() as u64).sum::<u64>();
+        tracing::trace!(
+            entry = format_args!("{rip:#x}"),
+            ?shape,
+            "translated region\n{}",
+            aarchx_ir::print::print(&region)
+        );
+        Ok((Arc::new(region), ranges, bytes, reads))
     }
 
     /// Drops every region with an instruction in `[start, start + len)`
@@ -260,6 +300,8 @@ struct Reads {
     /// Address, and start and length in `bytes`.
     at: Vec<(u64, usize, usize)>,
     bytes: Vec<u8>,
+    /// Address and length of each read as asked (a read may come short).
+    asked: Vec<(u64, usize)>,
 }
 
 impl<'m> Recorded<'m> {
@@ -273,6 +315,7 @@ impl aarchx_pass::GuestCode for Recorded<'_> {
         let n = self.mem.read(addr, buf);
         let reads = &mut *self.reads.borrow_mut();
         reads.at.push((addr, reads.bytes.len(), n));
+        reads.asked.push((addr, buf.len()));
         reads.bytes.extend_from_slice(&buf[..n]);
         n
     }
@@ -324,10 +367,12 @@ struct Shared {
     memory_shared: AtomicBool,
 }
 
-/// The pipeline and the cache it fills.
+/// The pipeline and the caches it fills.
 struct Translator {
     pipeline: Pipeline,
     cache: Cache,
+    /// The persistent cache, unless off.
+    disk: Option<DiskCache>,
 }
 
 // SAFETY: a `Translator` is only reached through `Shared::translator`'s
@@ -375,7 +420,7 @@ impl Shared {
         if mem.shares_writable() && !self.memory_shared.swap(true, Ordering::Relaxed) {
             self.go_ordered(t, "the guest mapped shared memory writable");
         }
-        t.cache.get_or_translate(rip, variant, shape, &mut t.pipeline, mem)
+        t.cache.get_or_translate(rip, variant, shape, &mut t.pipeline, t.disk.as_mut(), mem)
     }
 
     /// The guest starts a second thread: see [`Shared::go_ordered`].
@@ -461,6 +506,11 @@ pub fn run(
     // around.
     let on_failure = if policy.verify.is_some() { PassFailure::Fail } else { PassFailure::Fallback };
     let pipeline = Pipeline::new(&passes, policy.translation_config(), policy.region_hook.clone(), on_failure)?;
+    // A region hook's answers depend on the run: its translations are not
+    // kept.
+    let fingerprint =
+        policy.region_hook.is_none().then(|| fingerprint::fingerprint(&passes, &policy.translation_config())).flatten();
+    let disk = DiskCache::new(&policy.cache, fingerprint);
     let engine = Engine::new(policy.backend)?;
     let mut argv: Vec<OsString> = vec![argv0.unwrap_or(program.as_os_str()).to_owned()];
     argv.extend(args.iter().cloned());
@@ -480,7 +530,7 @@ pub fn run(
         ..Cache::default()
     };
     let shared = Arc::new(Shared {
-        translator: Mutex::new(Translator { pipeline, cache }),
+        translator: Mutex::new(Translator { pipeline, cache, disk }),
         backend: policy.backend,
         verify: policy.verify,
         auto_memory_model: policy.memory_model == MemoryModelSetting::Auto,
@@ -606,6 +656,13 @@ impl<'a> GuestThread<'a> {
     /// as the other threads hold them: the translator's is held across it,
     /// so that the child finds it free.
     fn syscall(&self, process: &mut Process, state: &mut GuestState) -> SyscallOutcome {
+        if syscall::execs(state) {
+            // The new program is another process of aarchx's: what this
+            // one translated is kept first.
+            if let Some(disk) = &mut self.shared.translator().disk {
+                disk.flush();
+            }
+        }
         let _translator = syscall::forks(state).then(|| self.shared.translator());
         syscall::syscall(process, state)
     }
@@ -613,7 +670,10 @@ impl<'a> GuestThread<'a> {
     /// Prints this thread's summary (see [`report_summary`]).
     fn report(&self) {
         let t = &mut *self.shared.translator();
-        report_summary(self.verifier.as_ref(), &self.engine, &mut t.pipeline, &t.cache);
+        if let Some(disk) = &mut t.disk {
+            disk.flush();
+        }
+        report_summary(self.verifier.as_ref(), &self.engine, &mut t.pipeline, &t.cache, t.disk.as_ref());
     }
 }
 
@@ -674,7 +734,13 @@ fn exact_float_traps(state: &GuestState) -> bool {
 /// logs the translation totals at debug level and,
 /// with `AARCHX_STATS` set, prints them as one `aarchx-stats:` line (what
 /// the benchmark harness reads).
-fn report_summary(verifier: Option<&Verifier>, engine: &Engine, pipeline: &mut Pipeline, cache: &Cache) {
+fn report_summary(
+    verifier: Option<&Verifier>,
+    engine: &Engine,
+    pipeline: &mut Pipeline,
+    cache: &Cache,
+    disk: Option<&DiskCache>,
+) {
     if let Some(v) = verifier {
         eprintln!("{}", v.summary());
     }
@@ -705,6 +771,11 @@ fn report_summary(verifier: Option<&Verifier>, engine: &Engine, pipeline: &mut P
         stats.push_str(&format!(" retranslated_insns={}", cache.retranslated));
     }
     stats.push_str(&format!(" promoted={}", cache.promoted));
+    let d = disk.map(|d| d.stats).unwrap_or_default();
+    stats.push_str(&format!(" cache_hits={} cache_stored={}", d.hits, d.stored));
+    if disk.is_some_and(DiskCache::verifies) {
+        stats.push_str(&format!(" cache_verified={} cache_mismatches={}", d.verified, d.mismatches));
+    }
     let ordered = pipeline.config().memory_model == MemoryModel::Ordered;
     stats.push_str(&format!(" ordered={}", u8::from(ordered)));
     tracing::debug!("translation totals: {stats}");

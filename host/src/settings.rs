@@ -2,7 +2,8 @@
 //! command line's `--policy`, else `$AARCHX_POLICY`, else the policy of the
 //! per-program rule that applies (the user's rules file over the
 //! system's), else the built-in default. `--set` overrides apply in the
-//! order system rule, user rule, command line (a later one wins). A rule's
+//! order system rule, user rule, `$AARCHX_CACHE` (the cache's mode), command
+//! line (a later one wins). A rule's
 //! environment variables are added to the guest's, the user's rule over
 //! the system's, a variable already in the environment kept. A policy
 //! named without a path (`ordered`) is looked up beside the running
@@ -189,6 +190,9 @@ pub fn resolve(request: &Request<'_>) -> Result<Settings, SettingsError> {
                 env.insert(name.clone(), (value.clone(), Origin::Rule(a.describe())));
             }
         }
+    }
+    if let Some(mode) = std::env::var_os("AARCHX_CACHE").filter(|v| !v.is_empty()) {
+        policy.apply_set(&format!("cache.mode={}", mode.to_string_lossy()), Some("AARCHX_CACHE"))?;
     }
     for set in request.sets {
         policy.apply_set(set, None)?;

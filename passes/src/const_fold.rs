@@ -341,6 +341,48 @@ mod tests {
     use crate::testing::run_pass;
 
     #[test]
+    fn guest_addresses_fold_only_by_an_offset() {
+        let out = run_pass(
+            &mut ConstFold,
+            "\
+region 0x1000
+block0:
+  v0 = iconst.i64 addr 0x2000
+  v1 = iconst.i64 0x10
+  v2 = add.i64 v0, v1
+  v3 = iconst.i64 addr 0x3000
+  v4 = sub.i64 v3, v0
+  v5 = and.i64 v0, v1
+  v6 = icmp.i64 eq v0, v1
+  set rax, v2
+  set rbx, v4
+  set rcx, v5
+  set zf, v6
+  exit jump 0x2000
+",
+        );
+        assert_eq!(
+            out,
+            "\
+region 0x1000
+block0:
+  v0 = iconst.i64 addr 0x2000
+  v1 = iconst.i64 0x10
+  v2 = iconst.i64 addr 0x2010
+  v3 = iconst.i64 addr 0x3000
+  v4 = iconst.i64 0x1000
+  v5 = and.i64 v0, v1
+  v6 = icmp.i64 eq v0, v1
+  set rax, v2
+  set rbx, v4
+  set rcx, v5
+  set zf, v6
+  exit jump 0x2000
+"
+        );
+    }
+
+    #[test]
     fn constants_fold_and_identities_disappear() {
         let out = run_pass(
             &mut ConstFold,

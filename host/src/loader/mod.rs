@@ -209,6 +209,15 @@ fn map_elf(memory: &mut GuestMemory, path: &Path, elf: &Elf, data: &[u8], brk: b
         memory.mprotect(start, len, u64::from(prot)).map_err(map_err("a segment"))?;
         start += len;
     }
+    // The segments hold the file's bytes (for the persistent cache); a
+    // file that cannot be named again is simply not cached.
+    if let (Ok(file), Ok(meta)) = (std::fs::canonicalize(path), std::fs::metadata(path)) {
+        for seg in elf.segments.iter().filter(|s| s.filesz > 0) {
+            let start = seg.vaddr.wrapping_add(bias);
+            let clean = seg.prot & crate::mem::PROT_WRITE == 0;
+            memory.objects_mut().mapped(start, start + seg.filesz, &file, &meta, seg.offset, clean);
+        }
+    }
     tracing::debug!(path = %path.display(), kind = ?elf.kind, base = format_args!("{base:#x}"), "mapped");
     Ok(bias)
 }

@@ -65,7 +65,7 @@ use epoll::Timeout;
 pub use exec::init as init_exec;
 use fs::{AT_FDCWD, AT_REMOVEDIR, AT_SYMLINK_NOFOLLOW};
 use numbers::Sysno;
-pub use process::forks;
+pub use process::{execs, forks};
 use signal::Signals;
 pub use thread::NewThread;
 use thread::ThreadExit;

@@ -52,6 +52,13 @@ pub fn forks(state: &GuestState) -> bool {
         _ => false,
     }
 }
+
+/// Whether the system call `state` asks for is an `execve`, which ends
+/// this process's aarchx if it succeeds.
+pub fn execs(state: &GuestState) -> bool {
+    matches!(super::Sysno::from_nr(state.gpr[super::RAX]), Some(super::Sysno::execve | super::Sysno::execveat))
+}
+
 const SIGCHLD: u64 = 17;
 
 impl Process {

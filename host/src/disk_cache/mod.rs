@@ -1,0 +1,436 @@
+//! The persistent translation cache: the IR of regions translated from
+//! mapped files (the program, the dynamic loader, every shared library),
+//! kept on disk and taken by the next process that maps the same file, so
+//! that a program started again skips decoding and the passes for the
+//! code it ran before. docs/cache.md tells the whole story.
+//!
+//! - **Key.** One file per (policy fingerprint, object content hash,
+//!   object layout): `DIR/<fingerprint>/<content>-<layout>.tc`; in it,
+//!   entries by (file offset of the region's entry, shape, memory model).
+//!   The fingerprint ([`fingerprint`]) names this build and the pipeline.
+//! - **Position independence.** Entries hold their guest addresses
+//!   relative to the anchor of the mapping they came from
+//!   (`crate::objects`), moved there and back by `Region::relocate`.
+//! - **What is kept.** A region of the policy's own translation
+//!   (`Variant::Policy`) whose every read of guest code lay in one clean
+//!   mapping of one object, holding no `count` (instrumentation is per
+//!   run), under a policy without a region hook (whose answers depend on
+//!   the run).
+//! - **Concurrency.** Readers read a whole file, which is only ever
+//!   replaced by a rename; a writer merges its new entries into the file
+//!   as it is now, under an exclusive lock of a `.lock` file beside it, and
+//!   renames the result into place. Processes never see half a file and
+//!   never lose each other's entries.
+//! - **Damage.** A file that fails its checks ([`format::parse`], then the
+//!   IR verifier on each region taken) is ignored with one warning line and
+//!   replaced by the next write.
+//! - **Size.** After a write, files are removed least recently used first
+//!   (a file's modification time is set when a run takes entries from it)
+//!   until the folder is under `max_mib`.
+
+pub mod fingerprint;
+pub mod format;
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use aarchx_ir::{Format, Region};
+use aarchx_pass::MemoryModel;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::objects::{ObjectId, Objects};
+use crate::policy::{CacheMode, CacheSettings};
+use crate::translate::Shape;
+use format::{FormatError, Header, Key};
+
+/// Cache files end in this.
+const EXT: &str = "tc";
+
+/// The persistent cache as one run uses it.
+pub struct DiskCache {
+    mode: CacheMode,
+    /// The cache folder and this policy's folder in it.
+    root: PathBuf,
+    dir: PathBuf,
+    fingerprint: [u8; 32],
+    max_bytes: u64,
+    /// Per object: its file's table, or `None` when it cannot be cached
+    /// (its content could not be hashed).
+    tables: FxHashMap<ObjectId, Option<Table>>,
+    warned_write: bool,
+    pub stats: Stats,
+}
+
+/// What a run did with the cache (the stats line's `cache_*` fields).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    /// Regions taken from the cache.
+    pub hits: u64,
+    /// Regions added to it.
+    pub stored: u64,
+    /// Regions taken and translated again under `Verify`, and those that
+    /// differed.
+    pub verified: u64,
+    pub mismatches: u64,
+}
+
+/// One object's cache file, as this run has it.
+struct Table {
+    file: PathBuf,
+    header: Header,
+    /// Its records' generation the layout was computed at.
+    generation: u64,
+    /// The file as read, and where each entry is in it.
+    bytes: Vec<u8>,
+    index: FxHashMap<Key, std::ops::Range<usize>>,
+    /// Entries this run added, encoded, and their keys.
+    added: Vec<u8>,
+    added_keys: FxHashSet<Key>,
+    added_count: u32,
+}
+
+/// What a region's translation read: each read's address and the length
+/// asked for.
+pub type ReadSet<'a> = &'a [(u64, usize)];
+
+impl DiskCache {
+    /// The cache `settings` ask for, for a pipeline with `fingerprint`
+    /// (`None`: the policy cannot be cached); `None` when it is off.
+    pub fn new(settings: &CacheSettings, fingerprint: Option<[u8; 32]>) -> Option<DiskCache> {
+        if settings.mode == CacheMode::Off {
+            return None;
+        }
+        let Some(fingerprint) = fingerprint else {
+            tracing::debug!("persistent cache: this policy cannot be cached (see docs/cache.md)");
+            return None;
+        };
+        let root = settings.dir.as_ref().map(PathBuf::from).or_else(default_dir)?;
+        let dir = root.join(hex(&fingerprint[..8]));
+        Some(DiskCache {
+            mode: settings.mode,
+            root,
+            dir,
+            fingerprint,
+            max_bytes: settings.max_mib.saturating_mul(1 << 20),
+            tables: FxHashMap::default(),
+            warned_write: false,
+            stats: Stats::default(),
+        })
+    }
+
+    /// Whether regions taken from the cache are translated again and
+    /// compared.
+    pub fn verifies(&self) -> bool {
+        self.mode == CacheMode::Verify
+    }
+
+    /// The cached translation of the code at `rip`, relocated to where its
+    /// object is now.
+    pub fn load(&mut self, objects: &mut Objects, rip: u64, shape: Shape, model: MemoryModel) -> Option<Region> {
+        let origin = objects.origin(rip)?;
+        let table = self.table(objects, origin.object)?;
+        let key = Key::new(rip.wrapping_sub(origin.anchor), shape, model);
+        let range = table.index.get(&key)?.clone();
+        let checked = format::decode_entry(&table.bytes[range])
+            .and_then(|r| aarchx_ir::verify::verify(&r).map(|()| r).map_err(|_| "invalid IR"));
+        let mut region = match checked {
+            Ok(region) => region,
+            Err(why) => {
+                let file = table.file.clone();
+                table.index.clear();
+                warn_damaged(&file, &FormatError::Entry(0, why));
+                return None;
+            }
+        };
+        region.relocate(origin.anchor);
+        let inside = region.guest_ranges().iter().all(|&(s, e)| s >= origin.range.0 && e <= origin.range.1);
+        if region.entry != rip || !inside {
+            return None;
+        }
+        self.stats.hits += 1;
+        Some(region)
+    }
+
+    /// Under `Verify`: compares the region taken from the cache with the
+    /// code's translation now, reporting a difference with both listings.
+    pub fn compare(&mut self, loaded: &Region, fresh: &Region) {
+        self.stats.verified += 1;
+        if loaded != fresh {
+            self.stats.mismatches += 1;
+            eprintln!(
+                "aarchx: persistent cache: the region at {:#x} differs from its translation now\n--- from the cache ---\n{}--- translated now ---\n{}",
+                fresh.entry,
+                aarchx_ir::print::print(loaded),
+                aarchx_ir::print::print(fresh)
+            );
+        }
+    }
+
+    /// Adds `region`, translated from the code at `rip` with the reads
+    /// `reads`, if it can be kept (see the module comment).
+    pub fn store(
+        &mut self,
+        objects: &mut Objects,
+        rip: u64,
+        shape: Shape,
+        model: MemoryModel,
+        region: &Region,
+        reads: ReadSet<'_>,
+    ) {
+        if self.mode == CacheMode::Read {
+            return;
+        }
+        let Some(origin) = objects.origin(rip) else { return };
+        let (lo, hi) = origin.range;
+        let inside = reads.iter().all(|&(a, n)| a >= lo && a.checked_add(n as u64).is_some_and(|e| e <= hi));
+        let counts = region.blocks.iter().flat_map(|b| &b.insts).any(|v| region.inst(*v).op.format() == Format::Count);
+        if !inside || counts {
+            return;
+        }
+        let Some(table) = self.table(objects, origin.object) else { return };
+        let key = Key::new(rip.wrapping_sub(origin.anchor), shape, model);
+        if table.index.contains_key(&key) || !table.added_keys.insert(key) {
+            return;
+        }
+        let mut relative = region.clone();
+        relative.relocate(origin.anchor.wrapping_neg());
+        format::encode_entry(&mut table.added, key, &relative);
+        table.added_count += 1;
+        self.stats.stored += 1;
+    }
+
+    /// The table of `object`'s file, read on first use (and again when the
+    /// object's layout changed).
+    fn table(&mut self, objects: &mut Objects, object: ObjectId) -> Option<&mut Table> {
+        let generation = objects.generation();
+        let stale = match self.tables.get(&object) {
+            None => true,
+            Some(None) => false,
+            Some(Some(t)) => t.generation != generation && t.header.layout != objects.layout(object),
+        };
+        if stale {
+            let table = objects.content_hash(object).map(|hash| {
+                let header = Header { fingerprint: self.fingerprint, object: hash, layout: objects.layout(object) };
+                let file = self.dir.join(format!("{}-{:016x}.{EXT}", hex(&hash[..16]), header.layout));
+                self.read_table(file, header, generation)
+            });
+            if let Some(Some(old)) = self.tables.insert(object, table) {
+                self.write(&old);
+            }
+        }
+        let table = self.tables.get_mut(&object)?.as_mut()?;
+        table.generation = generation;
+        Some(table)
+    }
+
+    /// Reads the cache file `file` for `header` (an empty table when there
+    /// is none or it is damaged).
+    fn read_table(&self, file: PathBuf, header: Header, generation: u64) -> Table {
+        let mut table = Table {
+            file,
+            header,
+            generation,
+            bytes: Vec::new(),
+            index: FxHashMap::default(),
+            added: Vec::new(),
+            added_keys: FxHashSet::default(),
+            added_count: 0,
+        };
+        let Ok(bytes) = fs::read(&table.file) else { return table };
+        match checked_entries(&bytes, &header) {
+            Ok(entries) => {
+                table.index = entries.into_iter().collect();
+                table.bytes = bytes;
+                if self.mode != CacheMode::Read {
+                    // Least recently used goes first: this one was used now.
+                    File::options().append(true).open(&table.file).and_then(|f| f.set_modified(SystemTime::now())).ok();
+                }
+            }
+            Err(e) => warn_damaged(&table.file, &e),
+        }
+        table
+    }
+
+    /// Writes every table's new entries (at the end of the run, before an
+    /// exec), then keeps the folder under its size.
+    pub fn flush(&mut self) {
+        let tables: Vec<&Table> = self.tables.values().flatten().filter(|t| t.added_count > 0).collect();
+        if tables.is_empty() {
+            return;
+        }
+        let mut failed = None;
+        for t in &tables {
+            if let Err(e) = write_table(&self.dir, t) {
+                failed = Some(e);
+            }
+        }
+        for t in self.tables.values_mut().flatten() {
+            t.added.clear();
+            t.added_keys.clear();
+            t.added_count = 0;
+        }
+        match failed {
+            Some(e) => self.warn_write(&e),
+            None => evict(&self.root, self.max_bytes),
+        }
+    }
+
+    /// Writes one table's new entries (a table being replaced).
+    fn write(&mut self, table: &Table) {
+        if table.added_count > 0 {
+            if let Err(e) = write_table(&self.dir, table) {
+                self.warn_write(&e);
+            }
+        }
+    }
+
+    fn warn_write(&mut self, e: &std::io::Error) {
+        if !std::mem::replace(&mut self.warned_write, true) {
+            eprintln!(
+                "aarchx: warning: persistent cache: cannot write in {}: {e}; this run's translations are not kept",
+                self.dir.display()
+            );
+        }
+    }
+}
+
+/// The entries of a cache file's `bytes`, checked against the `header`
+/// wanted.
+fn checked_entries(bytes: &[u8], header: &Header) -> Result<Vec<(Key, std::ops::Range<usize>)>, FormatError> {
+    let parsed = format::parse(bytes)?;
+    if parsed.header != *header {
+        return Err(FormatError::Header);
+    }
+    Ok(parsed.entries)
+}
+
+/// Merges `table`'s new entries into its file as the file is now, under
+/// the file's lock, and renames the result into place.
+fn write_table(dir: &Path, table: &Table) -> std::io::Result<()> {
+    fs::create_dir_all(dir)?;
+    let lock = File::create(table.file.with_extension("lock"))?;
+    lock.lock()?;
+    let now = fs::read(&table.file).ok();
+    let mut body = Vec::new();
+    let mut keys = FxHashSet::default();
+    let mut count = 0u32;
+    if let Some(bytes) = &now {
+        if let Ok(entries) = checked_entries(bytes, &table.header) {
+            for (key, range) in entries {
+                keys.insert(key);
+                body.extend_from_slice(&bytes[range]);
+                count += 1;
+            }
+        }
+    }
+    let mut at = 0;
+    while at < table.added.len() {
+        let len = entry_len(&table.added[at..]);
+        let key = format::Key {
+            offset: u64::from_le_bytes(table.added[at..at + 8].try_into().expect("8 bytes")),
+            shape: table.added[at + 8],
+            model: table.added[at + 9],
+        };
+        if keys.insert(key) {
+            body.extend_from_slice(&table.added[at..at + len]);
+            count += 1;
+        }
+        at += len;
+    }
+    let tmp = table.file.with_extension(format!("tmp{}", std::process::id()));
+    let written = File::create(&tmp)
+        .and_then(|mut f| f.write_all(&format::encode_file(&table.header, count, &body)))
+        .and_then(|()| fs::rename(&tmp, &table.file));
+    if written.is_err() {
+        fs::remove_file(&tmp).ok();
+    }
+    written
+}
+
+/// The length of the encoded entry at the start of `bytes`.
+fn entry_len(bytes: &[u8]) -> usize {
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")) as usize;
+    let (insts, blocks) = (u32_at(12), u32_at(16));
+    let mut at = format::ENTRY_HEAD + insts * 16;
+    for _ in 0..blocks {
+        at += 4 + u32_at(at) * 4;
+    }
+    at
+}
+
+/// Removes cache files, least recently used first, until those under
+/// `root` take at most `max_bytes`.
+fn evict(root: &Path, max_bytes: u64) {
+    let mut files = cache_files(root);
+    let mut total: u64 = files.iter().map(|f| f.size).sum();
+    if total <= max_bytes {
+        return;
+    }
+    files.sort_by_key(|f| f.used);
+    for f in files {
+        if total <= max_bytes {
+            break;
+        }
+        if fs::remove_file(&f.path).is_ok() {
+            tracing::debug!(file = %f.path.display(), "persistent cache: evicted");
+            total -= f.size;
+        }
+    }
+}
+
+/// A cache file and what `aarchx cache stats` tells of it.
+pub struct CacheFile {
+    pub path: PathBuf,
+    pub size: u64,
+    pub used: SystemTime,
+}
+
+/// The cache files under `root` (every policy's folder).
+pub fn cache_files(root: &Path) -> Vec<CacheFile> {
+    let mut out = Vec::new();
+    let Ok(dirs) = fs::read_dir(root) else { return out };
+    for dir in dirs.flatten().filter(|d| d.file_type().is_ok_and(|t| t.is_dir())) {
+        let Ok(files) = fs::read_dir(dir.path()) else { continue };
+        for f in files.flatten() {
+            let path = f.path();
+            if path.extension().is_some_and(|e| e == EXT) {
+                if let Ok(meta) = f.metadata() {
+                    out.push(CacheFile {
+                        size: meta.len(),
+                        used: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                        path,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Checks one cache file whole (`aarchx cache verify`): its format, and
+/// every entry's IR. Returns the number of entries.
+pub fn verify_file(path: &Path) -> Result<usize, String> {
+    let bytes = fs::read(path).map_err(|e| e.to_string())?;
+    let parsed = format::parse(&bytes).map_err(|e| e.to_string())?;
+    for (i, (_, range)) in parsed.entries.iter().enumerate() {
+        let region = format::decode_entry(&bytes[range.clone()]).map_err(|e| format!("entry {i}: {e}"))?;
+        aarchx_ir::verify::verify(&region).map_err(|e| format!("entry {i}: {e}"))?;
+    }
+    Ok(parsed.entries.len())
+}
+
+/// `$XDG_CACHE_HOME/aarchx`, else `$HOME/.cache/aarchx`.
+pub fn default_dir() -> Option<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|h| h.join(".cache"))).map(|d| d.join("aarchx"))
+}
+
+fn warn_damaged(file: &Path, e: &FormatError) {
+    eprintln!("aarchx: warning: persistent cache: {} is damaged ({e}): ignored", file.display());
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,309 @@
+//! Mapped objects: which guest memory holds, unchanged, the bytes of which
+//! file. The persistent translation cache (`crate::disk_cache`) keeps a
+//! region only when every byte its translation read lies in one object's
+//! clean mapping, and finds the object's entries by its content.
+//!
+//! A *record* is a file-backed range of guest memory: the file's object
+//! and the file offset at its start. It is *clean* while the memory still
+//! holds the file's bytes: mapped without write permission from a file
+//! opened read-only, never made writable since. The records of one object
+//! give its *layout* (where each mapping lies relative to the others),
+//! part of a cache entry's key: code is relocated by one distance, which
+//! is right only if the object's mappings moved together.
+//!
+//! An object's identity in this process is its file's device, inode, size
+//! and times (one object for the several mappings of a library); its
+//! content hash, computed when the cache first asks, reads the file again
+//! by the path it was mapped from and checks that identity first.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHashMap;
+use sha2::{Digest, Sha256};
+
+/// An object: an index into [`Objects`]' table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ObjectId(u32);
+
+/// What identifies a file's content in this process without reading it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Identity {
+    fn of(m: &std::fs::Metadata) -> Identity {
+        Identity {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+}
+
+/// One mapped file.
+#[derive(Debug)]
+struct Object {
+    path: PathBuf,
+    identity: Identity,
+    /// Its content's SHA-256, once asked for; `Some(None)` when the file
+    /// could not be read again as it was.
+    hash: Option<Option<[u8; 32]>>,
+}
+
+/// A file-backed range; the key in the map is its start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Record {
+    end: u64,
+    object: ObjectId,
+    /// The file offset of the range's start.
+    offset: u64,
+    clean: bool,
+}
+
+/// Where a guest address's code comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub object: ObjectId,
+    /// The guest address of the file's offset 0 as this mapping places
+    /// it: an address minus the anchor is its file offset.
+    pub anchor: u64,
+    /// The clean range holding the address (adjacent clean records of the
+    /// same object and anchor merged).
+    pub range: (u64, u64),
+}
+
+/// The file-backed ranges of guest memory and their objects.
+#[derive(Debug, Default)]
+pub struct Objects {
+    records: BTreeMap<u64, Record>,
+    objects: Vec<Object>,
+    by_identity: FxHashMap<Identity, ObjectId>,
+    generation: u64,
+}
+
+impl Objects {
+    /// The file `path` (with metadata `meta`) was mapped at `[start, end)`
+    /// from file offset `offset`; `clean` when the memory holds the file's
+    /// bytes and the mapping cannot write them.
+    pub fn mapped(&mut self, start: u64, end: u64, path: &Path, meta: &std::fs::Metadata, offset: u64, clean: bool) {
+        self.forget(start, end);
+        self.generation += 1;
+        if !meta.is_file() || start >= end {
+            return;
+        }
+        let identity = Identity::of(meta);
+        let next = ObjectId(self.objects.len() as u32);
+        let object = *self.by_identity.entry(identity).or_insert(next);
+        if object == next {
+            self.objects.push(Object { path: path.to_path_buf(), identity, hash: None });
+        }
+        self.records.insert(start, Record { end, object, offset, clean });
+    }
+
+    /// `[start, end)` no longer holds what was mapped there (unmapped,
+    /// mapped over, moved).
+    pub fn forget(&mut self, start: u64, end: u64) {
+        if self.records.is_empty() {
+            return;
+        }
+        self.generation += 1;
+        self.split(start);
+        self.split(end);
+        let inside: Vec<u64> = self.records.range(start..end).map(|(s, _)| *s).collect();
+        for s in inside {
+            self.records.remove(&s);
+        }
+    }
+
+    /// `[start, end)` became writable: what it holds may no longer be the
+    /// file's bytes.
+    pub fn dirty(&mut self, start: u64, end: u64) {
+        if self.records.is_empty() {
+            return;
+        }
+        self.generation += 1;
+        self.split(start);
+        self.split(end);
+        for (_, r) in self.records.range_mut(start..end) {
+            r.clean = false;
+        }
+    }
+
+    /// Splits the record holding `at` (if any) in two at `at`.
+    fn split(&mut self, at: u64) {
+        let Some((&s, &r)) = self.records.range(..at).next_back() else { return };
+        if r.end > at {
+            self.records.insert(s, Record { end: at, ..r });
+            self.records.insert(at, Record { offset: r.offset + (at - s), ..r });
+        }
+    }
+
+    /// Where the code at `addr` comes from, if from a clean mapping.
+    pub fn origin(&self, addr: u64) -> Option<Origin> {
+        let (&s, r) = self.records.range(..=addr).next_back()?;
+        if r.end <= addr || !r.clean {
+            return None;
+        }
+        let anchor = s.wrapping_sub(r.offset);
+        let same = |start: u64, q: &Record| q.clean && q.object == r.object && start.wrapping_sub(q.offset) == anchor;
+        let (mut lo, mut hi) = (s, r.end);
+        for (&qs, q) in self.records.range(..s).rev() {
+            if q.end != lo || !same(qs, q) {
+                break;
+            }
+            lo = qs;
+        }
+        for (&qs, q) in self.records.range(r.end..) {
+            if qs != hi || !same(qs, q) {
+                break;
+            }
+            hi = q.end;
+        }
+        Some(Origin { object: r.object, anchor, range: (lo, hi) })
+    }
+
+    /// The object's layout: where each of its mappings lies (start and
+    /// length relative to the lowest one's anchor, file offset; adjacent
+    /// records that continue one another counted as one), hashed.
+    pub fn layout(&self, object: ObjectId) -> u64 {
+        let mut runs: Vec<(u64, u64, u64)> = Vec::new();
+        for (&s, r) in self.records.iter().filter(|(_, r)| r.object == object) {
+            match runs.last_mut() {
+                Some(last) if last.1 == s && last.2 + (s - last.0) == r.offset => last.1 = r.end,
+                _ => runs.push((s, r.end, r.offset)),
+            }
+        }
+        let anchor = runs.first().map_or(0, |r| r.0.wrapping_sub(r.2));
+        let mut h = Sha256::new();
+        for (s, e, offset) in runs {
+            h.update(s.wrapping_sub(anchor).to_le_bytes());
+            h.update((e - s).to_le_bytes());
+            h.update(offset.to_le_bytes());
+        }
+        u64::from_le_bytes(h.finalize()[..8].try_into().expect("8 bytes"))
+    }
+
+    /// Counts changes to the records: a layout computed before is still
+    /// right while this is unchanged.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The object's file (for messages and statistics).
+    pub fn path(&self, object: ObjectId) -> &Path {
+        &self.objects[object.0 as usize].path
+    }
+
+    /// The SHA-256 of the object's file, read again now (once): `None`
+    /// when it is no longer the file that was mapped (replaced, changed)
+    /// or cannot be read.
+    pub fn content_hash(&mut self, object: ObjectId) -> Option<[u8; 32]> {
+        let o = &mut self.objects[object.0 as usize];
+        *o.hash.get_or_insert_with(|| hash_file(&o.path, o.identity))
+    }
+}
+
+/// The SHA-256 of the file at `path`, if it still has `identity`.
+fn hash_file(path: &Path, identity: Identity) -> Option<[u8; 32]> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    if Identity::of(&f.metadata().ok()?) != identity {
+        tracing::debug!(path = %path.display(), "mapped file changed since: not cached");
+        return None;
+    }
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => h.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    // Changed while it was read: not the bytes that were mapped.
+    if Identity::of(&f.metadata().ok()?) != identity {
+        return None;
+    }
+    Some(h.finalize().into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn objects_with(file: &Path) -> (Objects, std::fs::Metadata) {
+        (Objects::default(), std::fs::metadata(file).expect("metadata"))
+    }
+
+    #[test]
+    fn records_split_merge_and_give_the_anchor() {
+        let exe = std::env::current_exe().expect("exe");
+        let (mut o, meta) = objects_with(&exe);
+        // A library as ld.so maps it: text at +0x1000 from offset 0x1000,
+        // data further on.
+        o.mapped(0x10000, 0x20000, &exe, &meta, 0, false);
+        o.mapped(0x11000, 0x15000, &exe, &meta, 0x1000, true);
+        o.mapped(0x17000, 0x18000, &exe, &meta, 0x6000, false);
+        let at = o.origin(0x12345).expect("text is clean");
+        assert_eq!((at.anchor, at.range), (0x10000, (0x11000, 0x15000)));
+        assert_eq!(o.origin(0x10000), None, "the first mapping's head is not clean (mapped writable)");
+        // Made writable in the middle: both sides stay.
+        o.dirty(0x12000, 0x13000);
+        assert_eq!(o.origin(0x12800), None);
+        assert_eq!(o.origin(0x11800).map(|a| a.range), Some((0x11000, 0x12000)));
+        let right = o.origin(0x13800).expect("clean");
+        assert_eq!((right.anchor, right.range), (0x10000, (0x13000, 0x15000)));
+        o.forget(0x14000, 0x30000);
+        assert_eq!(o.origin(0x13800).map(|a| a.range), Some((0x13000, 0x14000)));
+        assert_eq!(o.origin(0x14800), None);
+    }
+
+    #[test]
+    fn the_layout_changes_when_a_mapping_moves_relative_to_the_others() {
+        let exe = std::env::current_exe().expect("exe");
+        let (mut a, meta) = objects_with(&exe);
+        a.mapped(0x11000, 0x15000, &exe, &meta, 0x1000, true);
+        a.mapped(0x17000, 0x18000, &exe, &meta, 0x6000, false);
+        let (mut b, _) = objects_with(&exe);
+        b.mapped(0x91000, 0x95000, &exe, &meta, 0x1000, true);
+        b.mapped(0x97000, 0x98000, &exe, &meta, 0x6000, false);
+        let (mut c, _) = objects_with(&exe);
+        c.mapped(0x91000, 0x95000, &exe, &meta, 0x1000, true);
+        c.mapped(0x98000, 0x99000, &exe, &meta, 0x6000, false);
+        let id = a.origin(0x11000).expect("clean").object;
+        assert_eq!(a.layout(id), b.layout(id), "moved together");
+        assert_ne!(a.layout(id), c.layout(id), "data moved apart from text");
+        let before = a.layout(id);
+        a.dirty(0x12000, 0x13000);
+        assert_eq!(a.layout(id), before, "a mapping made writable has not moved");
+    }
+
+    #[test]
+    fn the_content_hash_is_the_files_and_none_for_a_changed_file() {
+        let dir = std::env::temp_dir().join(format!("aarchx-objects-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("lib.so");
+        std::fs::write(&file, b"some code").expect("write");
+        let (mut o, meta) = objects_with(&file);
+        o.mapped(0x1000, 0x2000, &file, &meta, 0, true);
+        let id = o.origin(0x1000).expect("clean").object;
+        let want: [u8; 32] = Sha256::digest(b"some code").into();
+        assert_eq!(o.content_hash(id), Some(want));
+        let (mut changed, meta) = objects_with(&file);
+        changed.mapped(0x1000, 0x2000, &file, &meta, 0, true);
+        std::fs::write(&file, b"other code!").expect("rewrite");
+        let id = changed.origin(0x1000).expect("clean").object;
+        assert_eq!(changed.content_hash(id), None, "rewritten after it was mapped");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
