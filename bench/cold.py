@@ -5,16 +5,25 @@ Runs short commands that are mostly translation (an interpreter starting
 up, a tool printing its version) under each given aarchx build, counting
 the arm64 instructions qemu-aarch64 executes with the TCG plugin
 bench/build/libinsncount.so (`make -C bench plugin`), and reads aarchx's
-AARCHX_STATS line for what was translated. Prints a markdown table: per
-command and build, arm64 instructions (G), regions, guest instructions
-translated and those translated more than once; with two builds, the
-second's instructions as a ratio of the first's. docs/benchmarks.md
-("Cold code") has the figures and the command that made them.
+AARCHX_STATS line for what was translated. Each run starts with an empty
+persistent cache of its own (XDG_CACHE_HOME in a temporary folder).
+Prints a markdown table: per command and build, arm64 instructions (G),
+regions, guest instructions translated and those translated more than
+once; with two builds, the second's instructions as a ratio of the
+first's. With --warm, each command runs twice per build on one cache
+folder: the cold run, then the warm one that finds the first's
+translations (docs/cache.md), and the table gives both and their ratio.
+docs/benchmarks.md ("Cold code") has the figures and the commands that
+made them.
+
+    python3 bench/cold.py --aarchx OLD --aarchx NEW
+    python3 bench/cold.py --warm --aarchx BUILD
 """
 
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,12 +38,43 @@ COMMANDS = [
     ["/usr/bin/git", "--version"],
     ["/bin/gzip", "--version"],
 ]
+# Longer start-ups, with --more: {repo} and {script} are made first.
+MORE = [
+    ["/usr/bin/python3", "-c", "import json, re"],
+    ["/usr/bin/git", "-C", "{repo}", "status"],
+    ["/bin/bash", "{script}"],
+]
 
 
-def run(qemu, plugin, aarchx, command):
-    """(arm64 instructions, stats dict) of one run."""
+def setup(work):
+    """Makes the small git repository and the 100-line bash script MORE uses."""
+    repo, script = os.path.join(work, "repo"), os.path.join(work, "script.sh")
+    os.makedirs(repo)
+    git = ["git", "-C", repo, "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
+    subprocess.run(["git", "init", "-q", repo], check=True)
+    for i in range(20):
+        with open(os.path.join(repo, f"file{i}.txt"), "w") as f:
+            f.write(f"line {i}\n" * 50)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-qm", "files"], check=True)
+    with open(os.path.join(repo, "file3.txt"), "a") as f:
+        f.write("changed\n")
+    lines = ["#!/bin/bash", "total=0"]
+    for i in range(49):
+        lines.append(f"for j in 1 2 3; do total=$((total + j * {i})); done")
+        lines.append(f'name="item{i}"; [ "${{#name}}" -gt 3 ] && total=$((total + 1))')
+    lines.append('echo "$total"')
+    with open(script, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return {"repo": repo, "script": script}
+
+
+def run(qemu, plugin, aarchx, command, cache):
+    """(arm64 instructions, stats dict) of one run with the persistent
+    cache in the folder `cache`."""
     with tempfile.NamedTemporaryFile(suffix=".count") as out:
-        env = dict(os.environ, AARCHX_STATS="1")
+        env = dict(os.environ, AARCHX_STATS="1", XDG_CACHE_HOME=cache)
+        env.pop("AARCHX_CACHE", None)
         proc = subprocess.run(
             [qemu, "-plugin", f"{plugin},out={out.name}", aarchx, *command],
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -49,26 +89,47 @@ def run(qemu, plugin, aarchx, command):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--aarchx", action="append", required=True, help="an aarch64 aarchx build (give one or two)")
+    ap.add_argument("--warm", action="store_true", help="run each command cold then warm (one build)")
+    ap.add_argument("--more", action="store_true", help="add python3 importing json and re, git status, a bash script")
     ap.add_argument("--plugin", default=os.path.join(HERE, "build", "libinsncount.so"))
     ap.add_argument("--qemu", default="qemu-aarch64")
     args = ap.parse_args()
     if not os.path.exists(args.plugin):
         sys.exit(f"cold.py: no plugin at {args.plugin}: run `make -C bench plugin`")
-    head = "| command |" + "".join(f" build {i + 1}: arm64 insns | regions | guest insns | translated again |" for i in range(len(args.aarchx)))
-    if len(args.aarchx) == 2:
-        head += " 2 / 1 |"
+    if args.warm and len(args.aarchx) != 1:
+        sys.exit("cold.py: --warm takes one build")
+    work = tempfile.mkdtemp(prefix="aarchx-cold-")
+    commands = COMMANDS
+    if args.more:
+        made = setup(work)
+        commands = COMMANDS + [[w.format(**made) for w in c] for c in MORE]
+    if args.warm:
+        head = "| command | cold: arm64 insns | regions translated | warm: arm64 insns | regions translated | regions from the cache | warm / cold |"
+    else:
+        head = "| command |" + "".join(f" build {i + 1}: arm64 insns | regions | guest insns | translated again |" for i in range(len(args.aarchx)))
+        if len(args.aarchx) == 2:
+            head += " 2 / 1 |"
     print(head)
     print("|---|" + "---:|" * (head.count("|") - 2))
-    for command in COMMANDS:
-        row, counts = f"| `{' '.join(command)}` |", []
+    for n, command in enumerate(commands):
+        shown = " ".join(os.path.basename(w) if w.startswith(work) else w for w in command)
+        row, counts = f"| `{shown}` |", []
         for i, aarchx in enumerate(args.aarchx):
-            print(f"cold.py: {' '.join(command)} under build {i + 1}", file=sys.stderr)
-            insns, stats = run(args.qemu, args.plugin, aarchx, command)
-            counts.append(insns)
-            row += f" {insns / 1e9:.2f} G | {stats.get('regions', '?')} | {stats.get('guest_insns', '?')} | {stats.get('retranslated_insns', '?')} |"
+            cache = os.path.join(work, f"cache-{n}-{i}")
+            for warm in [False, True] if args.warm else [False]:
+                print(f"cold.py: {shown} under build {i + 1}{' (warm)' if warm else ''}", file=sys.stderr)
+                insns, stats = run(args.qemu, args.plugin, aarchx, command, cache)
+                counts.append(insns)
+                if args.warm:
+                    row += f" {insns / 1e9:.2f} G | {stats.get('regions', '?')} |"
+                    if warm:
+                        row += f" {stats.get('cache_hits', '?')} |"
+                else:
+                    row += f" {insns / 1e9:.2f} G | {stats.get('regions', '?')} | {stats.get('guest_insns', '?')} | {stats.get('retranslated_insns', '?')} |"
         if len(counts) == 2:
             row += f" {counts[1] / counts[0]:.2f} |"
         print(row, flush=True)
+    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

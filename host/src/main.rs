@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use aarchx::binfmt::{self, Places};
-use aarchx::cli::{self, BinfmtCommand, BinfmtTarget, Command, Invocation, PolicyCommand, RunOptions};
+use aarchx::cli::{self, BinfmtCommand, BinfmtTarget, CacheCommand, Command, Invocation, PolicyCommand, RunOptions};
 use aarchx::loader::rootfs::Rootfs;
 use aarchx::run::{self, RunError};
 use aarchx::settings::{self, Origin, Request, SettingsError};
@@ -113,6 +113,7 @@ fn subcommand(command: Command) -> ExitCode {
             }
         }
         Command::Binfmt(command) => binfmt_command(command),
+        Command::Cache(command) => cache_command(command),
         Command::Completions { shell } => {
             cli::completions(shell, stdout);
             ExitCode::SUCCESS
@@ -120,6 +121,32 @@ fn subcommand(command: Command) -> ExitCode {
         Command::Man => match cli::man_page(stdout) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(&format!("cannot write the man page: {e}"), 1),
+        },
+    }
+}
+
+fn cache_command(command: CacheCommand) -> ExitCode {
+    let (CacheCommand::Stats { policy } | CacheCommand::Clear { policy } | CacheCommand::Verify { policy }) = &command;
+    let request = Request { policy: policy.policy.as_deref(), sets: &policy.sets, ..Request::default() };
+    let settings = match settings::resolve(&request) {
+        Ok(s) => s,
+        Err(e) => return settings_error(e),
+    };
+    let Some(root) = cli::cache::folder(&settings.policy) else {
+        return fail(&"no cache folder: set XDG_CACHE_HOME or HOME, or the policy's cache.dir", 1);
+    };
+    match command {
+        CacheCommand::Stats { .. } => print_out(&cli::cache::stats(&root, settings.policy.cache.max_mib)),
+        CacheCommand::Clear { .. } => match cli::cache::clear(&root) {
+            Ok((n, bytes)) => print_out(&format!("{}: removed {n} files ({} bytes)\n", root.display(), bytes)),
+            Err(e) => fail(&format!("cannot clear {}: {e}", root.display()), 1),
+        },
+        CacheCommand::Verify { .. } => match cli::cache::verify(&root) {
+            (text, true) => print_out(&text),
+            (text, false) => {
+                print!("{text}");
+                ExitCode::from(1)
+            }
         },
     }
 }

@@ -4,7 +4,9 @@
 //! clean mapping, and finds the object's entries by its content.
 //!
 //! A *record* is a file-backed range of guest memory: the file's object
-//! and the file offset at its start. It is *clean* while the memory still
+//! and the position in it at its start: the file offset for a mapping of
+//! the file, the ELF virtual address for an image aarchx's loader built
+//! from it (either a function of the file's content). It is *clean* while the memory still
 //! holds the file's bytes: mapped without write permission from a file
 //! opened read-only, never made writable since. The records of one object
 //! give its *layout* (where each mapping lies relative to the others),
@@ -64,7 +66,7 @@ struct Object {
 struct Record {
     end: u64,
     object: ObjectId,
-    /// The file offset of the range's start.
+    /// The position in the object of the range's start.
     offset: u64,
     clean: bool,
 }

@@ -199,7 +199,8 @@ impl Cache {
                 match (on_disk, &mut disk) {
                     (Some(loaded), Some(d)) => d.compare(&loaded, &region),
                     (None, Some(d)) if variant == Variant::Policy => {
-                        d.store(mem.objects_mut(), rip, shape, model, &region, &reads.asked)
+                        let read: Vec<(u64, usize)> = reads.at.iter().map(|&(a, _, n)| (a, n)).collect();
+                        d.store(mem.objects_mut(), rip, shape, model, &region, &read)
                     }
                     _ => {}
                 }
@@ -300,8 +301,6 @@ struct Reads {
     /// Address, and start and length in `bytes`.
     at: Vec<(u64, usize, usize)>,
     bytes: Vec<u8>,
-    /// Address and length of each read as asked (a read may come short).
-    asked: Vec<(u64, usize)>,
 }
 
 impl<'m> Recorded<'m> {
@@ -315,7 +314,6 @@ impl aarchx_pass::GuestCode for Recorded<'_> {
         let n = self.mem.read(addr, buf);
         let reads = &mut *self.reads.borrow_mut();
         reads.at.push((addr, reads.bytes.len(), n));
-        reads.asked.push((addr, buf.len()));
         reads.bytes.extend_from_slice(&buf[..n]);
         n
     }

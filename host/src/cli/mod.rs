@@ -11,6 +11,7 @@
 //! (`aarchx -- passes`), and after any option (`aarchx --policy P passes`)
 //! a word is always PROGRAM.
 
+pub mod cache;
 pub mod passes;
 pub mod show;
 
@@ -40,6 +41,11 @@ Environment:
   AARCHX_QEMU     The qemu-aarch64 to re-enter an aarch64 aarchx through
                   when the host cannot execute it directly (no binfmt_misc);
                   default: qemu-aarch64 from PATH.
+  AARCHX_CACHE    The persistent cache's mode (off, read, readwrite, verify),
+                  over the policy's `cache.mode`; --set cache.mode=... wins.
+  XDG_CACHE_HOME  The persistent cache is in $XDG_CACHE_HOME/aarchx
+                  (default ~/.cache/aarchx) unless the policy's cache.dir
+                  names another folder.
   XDG_CONFIG_HOME Per-program rules are read from
                   $XDG_CONFIG_HOME/aarchx/programs.ron (default
                   ~/.config/aarchx/programs.ron) over /etc/aarchx/programs.ron.
@@ -48,7 +54,7 @@ Exit status:
   the guest's own exit status; if the guest is killed by a signal, aarchx
   kills itself with the same signal. Subcommands exit 0 on success.
   1    a subcommand could not do what it was asked (binfmt install refused
-       or not permitted)
+       or not permitted, cache verify found a damaged file)
   2    usage error, a policy or per-program rules file that does not load
        or validate, or a guest root that does not exist or is not a
        directory
@@ -142,6 +148,11 @@ pub enum Command {
     /// programs through aarchx as `./prog`.
     #[command(subcommand)]
     Binfmt(BinfmtCommand),
+    /// Inspect, check or empty the persistent translation cache (the
+    /// folder the policy's `cache.dir` names, by default
+    /// $XDG_CACHE_HOME/aarchx).
+    #[command(subcommand)]
+    Cache(CacheCommand),
     /// Print a shell completion script for SHELL.
     Completions {
         #[arg(value_enum)]
@@ -172,6 +183,26 @@ pub enum PolicyCommand {
         /// would use it.
         #[arg(value_name = "PROGRAM|FILE", value_parser = clap::value_parser!(OsString))]
         target: Option<OsString>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CacheCommand {
+    /// Print the cache folder's size, in all and per policy.
+    Stats {
+        #[command(flatten)]
+        policy: PolicyOptions,
+    },
+    /// Remove every cache file.
+    Clear {
+        #[command(flatten)]
+        policy: PolicyOptions,
+    },
+    /// Check every cache file whole (format, checksums, each region's IR);
+    /// exits 1 if one is damaged.
+    Verify {
+        #[command(flatten)]
+        policy: PolicyOptions,
     },
 }
 

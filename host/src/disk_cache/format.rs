@@ -1,6 +1,8 @@
 //! The persistent cache's file format: one file per object and policy,
 //! a fixed header then the entries, each a region's IR with its guest
-//! addresses relative to the object's anchor (see `crate::objects`).
+//! addresses relative to the object's anchor (see `crate::objects`), in
+//! the plugin ABI's stable region encoding (`aarchx_plugin_abi::encoding`,
+//! which carries its own version of the op and type numbering).
 //!
 //! ```text
 //! header (104 bytes, little-endian)
@@ -8,20 +10,18 @@
 //!   policy fingerprint [32], object content hash [32], layout u64,
 //!   body length u64, body CRC-32 u32, header CRC-32 u32
 //! body: entries back to back
-//!   file offset u64, shape u8, memory model u8, 0 u16,
-//!   instruction count u32, block count u32,
-//!   instructions (16 bytes each: opcode u8, type u8, aux u16, args 3 x u32),
-//!   blocks (instruction count u32, then that many value indices u32)
+//!   position in the object u64, shape u8, memory model u8, 0 u16,
+//!   length u32, the encoded region (that many bytes)
 //! ```
 //!
-//! Reading checks everything a damaged file could get wrong (the two
-//! checksums, the counts against the length, every opcode, type and value
-//! index in range); the runtime then runs the IR verifier on each region
-//! it takes. A file that fails is [`FormatError`], never half-used.
+//! Reading checks the two checksums and every length against the file's;
+//! decoding an entry checks its encoding; the runtime then runs the IR
+//! verifier on each region it takes. A file that fails is [`FormatError`],
+//! never half-used.
 
-use aarchx_ir::region::BlockData;
-use aarchx_ir::{InstData, Opcode, Region, Type, Value};
+use aarchx_ir::Region;
 use aarchx_pass::MemoryModel;
+use aarchx_plugin_abi::encoding::{decode_region, encode_region, DecodeError};
 
 use crate::translate::Shape;
 
@@ -29,9 +29,8 @@ const MAGIC: &[u8; 8] = b"AARCHXTC";
 /// Bumped whenever the layout of the file changes.
 pub const VERSION: u32 = 1;
 pub const HEADER_LEN: usize = 104;
-const INST_LEN: usize = 16;
-/// An entry's key and counts, before its instructions.
-pub const ENTRY_HEAD: usize = 20;
+/// An entry's key and length, before its encoded region.
+const ENTRY_HEAD: usize = 16;
 
 /// What a file is for: every part must match for its entries to be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,7 +43,7 @@ pub struct Header {
 /// Which translation of which code an entry holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Key {
-    /// The entry's file offset in the object.
+    /// The region entry's position in the object.
     pub offset: u64,
     pub shape: u8,
     pub model: u8,
@@ -75,8 +74,12 @@ pub enum FormatError {
     Truncated(usize),
     #[error("checksum mismatch")]
     Checksum,
-    #[error("bad entry {0}: {1}")]
-    Entry(usize, &'static str),
+    #[error("entry {0} runs past the end")]
+    Entry(usize),
+    #[error("a region: {0}")]
+    Region(#[from] DecodeError),
+    #[error("a region: {0}")]
+    Invalid(String),
     #[error("made for another object, layout or policy than its name says")]
     Header,
 }
@@ -92,23 +95,18 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 /// Appends the entry for `region`, whose addresses are already relative
 /// to the anchor (`Region::relocate`).
 pub fn encode_entry(out: &mut Vec<u8>, key: Key, region: &Region) {
+    let encoded = encode_region(region);
     out.extend_from_slice(&key.offset.to_le_bytes());
     out.extend_from_slice(&[key.shape, key.model, 0, 0]);
-    out.extend_from_slice(&(region.insts.len() as u32).to_le_bytes());
-    out.extend_from_slice(&(region.blocks.len() as u32).to_le_bytes());
-    for d in &region.insts {
-        out.extend_from_slice(&[d.op as u8, d.ty as u8]);
-        out.extend_from_slice(&d.aux.to_le_bytes());
-        for a in d.args {
-            out.extend_from_slice(&a.to_le_bytes());
-        }
-    }
-    for b in &region.blocks {
-        out.extend_from_slice(&(b.insts.len() as u32).to_le_bytes());
-        for v in &b.insts {
-            out.extend_from_slice(&v.0.to_le_bytes());
-        }
-    }
+    out.extend_from_slice(&(encoded.len() as u32).to_le_bytes());
+    out.extend_from_slice(&encoded);
+}
+
+/// The key and length of the entry at the start of `bytes`, if it fits.
+pub fn entry_at(bytes: &[u8]) -> Option<(Key, usize)> {
+    let head = bytes.get(..ENTRY_HEAD)?;
+    let len = ENTRY_HEAD.checked_add(u32_at(head, 12) as usize).filter(|&l| l <= bytes.len())?;
+    Some((Key { offset: u64_at(head, 0), shape: head[8], model: head[9] }, len))
 }
 
 /// The whole file: `header`, then `entries` (encoded by [`encode_entry`]).
@@ -132,7 +130,7 @@ pub fn encode_file(header: &Header, count: u32, entries: &[u8]) -> Vec<u8> {
 /// A checked file: its header and where each entry is in its bytes.
 pub struct Parsed {
     pub header: Header,
-    /// Each entry's key and byte range (from its start to its end).
+    /// Each entry's key and byte range (key included).
     pub entries: Vec<(Key, std::ops::Range<usize>)>,
 }
 
@@ -157,75 +155,31 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, FormatError> {
         object: bytes[48..80].try_into().expect("32 bytes"),
         layout: u64_at(bytes, 80),
     };
-    let body_len = u64_at(bytes, 88);
     let body = &bytes[HEADER_LEN..];
-    if body.len() as u64 != body_len {
+    if body.len() as u64 != u64_at(bytes, 88) {
         return Err(FormatError::Truncated(bytes.len()));
     }
     if crc32fast::hash(body) != u32_at(bytes, 96) {
         return Err(FormatError::Checksum);
     }
-    let mut entries = Vec::with_capacity(count);
+    let mut entries = Vec::with_capacity(count.min(body.len() / ENTRY_HEAD));
     let mut at = HEADER_LEN;
     for i in 0..count {
-        let start = at;
-        let need = |at: usize, n: usize| {
-            at.checked_add(n).filter(|&e| e <= bytes.len()).ok_or(FormatError::Entry(i, "runs past the end"))
-        };
-        at = need(at, ENTRY_HEAD)?;
-        let key = Key { offset: u64_at(bytes, start), shape: bytes[start + 8], model: bytes[start + 9] };
-        let (insts, blocks) = (u32_at(bytes, start + 12) as usize, u32_at(bytes, start + 16) as usize);
-        at = need(at, insts.checked_mul(INST_LEN).ok_or(FormatError::Entry(i, "too many instructions"))?)?;
-        for _ in 0..blocks {
-            let n = u32_at(bytes, need(at, 4)? - 4) as usize;
-            at = need(at + 4, n.checked_mul(4).ok_or(FormatError::Entry(i, "too long a block"))?)?;
-        }
-        entries.push((key, start..at));
+        let (key, len) = entry_at(&bytes[at..]).ok_or(FormatError::Entry(i))?;
+        entries.push((key, at..at + len));
+        at += len;
     }
     if at != bytes.len() {
-        return Err(FormatError::Entry(count, "bytes after the last entry"));
+        return Err(FormatError::Entry(count));
     }
     Ok(Parsed { header, entries })
 }
 
-/// The region of an entry (`bytes` being the entry's range of a file
-/// [`parse`] accepted), its addresses relative to the anchor.
-pub fn decode_entry(bytes: &[u8]) -> Result<Region, &'static str> {
-    let offset = u64_at(bytes, 0);
-    let (ninsts, nblocks) = (u32_at(bytes, 12) as usize, u32_at(bytes, 16) as usize);
-    let mut region = Region::new(offset);
-    region.insts.reserve(ninsts);
-    let mut at = ENTRY_HEAD;
-    for _ in 0..ninsts {
-        let w = &bytes[at..at + INST_LEN];
-        let op = *Opcode::ALL.get(usize::from(w[0])).ok_or("unknown opcode")?;
-        let ty = *Type::ALL.get(usize::from(w[1])).ok_or("unknown type")?;
-        let aux = u16::from_le_bytes([w[2], w[3]]);
-        let args = [u32_at(w, 4), u32_at(w, 8), u32_at(w, 12)];
-        if args[..op.format().value_args()].iter().any(|&a| a as usize >= ninsts) {
-            return Err("operand out of range");
-        }
-        region.insts.push(InstData { op, ty, aux, args });
-        at += INST_LEN;
-    }
-    for _ in 0..nblocks {
-        let n = u32_at(bytes, at) as usize;
-        at += 4;
-        let mut insts = Vec::with_capacity(n);
-        for _ in 0..n {
-            let v = u32_at(bytes, at);
-            if v as usize >= ninsts {
-                return Err("block holds an unknown value");
-            }
-            insts.push(Value(v));
-            at += 4;
-        }
-        region.blocks.push(BlockData { insts });
-    }
-    let nblocks = region.blocks.len() as u32;
-    if region.insts.iter().any(|d| d.successors().iter().any(|&b| b >= nblocks)) {
-        return Err("branch to an unknown block");
-    }
+/// The region of an entry (its byte range of a file [`parse`] accepted),
+/// checked by the IR verifier, its addresses relative to the anchor.
+pub fn decode_entry(entry: &[u8]) -> Result<Region, FormatError> {
+    let region = decode_region(&entry[ENTRY_HEAD..])?;
+    aarchx_ir::verify::verify(&region).map_err(|e| FormatError::Invalid(e.to_string()))?;
     Ok(region)
 }
 
@@ -261,6 +215,7 @@ mod tests {
         assert_eq!(parsed.header, header);
         assert_eq!(parsed.entries.len(), 2);
         assert_eq!(parsed.entries[1].0, Key { offset: 0x1000, shape: 1, model: 1 });
+        assert_eq!(entry_at(&bytes[parsed.entries[0].1.start..]).map(|(_, n)| n), Some(parsed.entries[0].1.len()));
         for (_, range) in &parsed.entries {
             assert_eq!(decode_entry(&bytes[range.clone()]).expect("decodes"), region());
         }

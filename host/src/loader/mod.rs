@@ -209,13 +209,16 @@ fn map_elf(memory: &mut GuestMemory, path: &Path, elf: &Elf, data: &[u8], brk: b
         memory.mprotect(start, len, u64::from(prot)).map_err(map_err("a segment"))?;
         start += len;
     }
-    // The segments hold the file's bytes (for the persistent cache); a
-    // file that cannot be named again is simply not cached.
+    // The image is the file's (for the persistent cache): each run of
+    // pages a function of its content, at a position in it (its virtual
+    // address) that moves with the load bias; the pages the program cannot
+    // write stay so. A file that cannot be named again is not cached.
     if let (Ok(file), Ok(meta)) = (std::fs::canonicalize(path), std::fs::metadata(path)) {
-        for seg in elf.segments.iter().filter(|s| s.filesz > 0) {
-            let start = seg.vaddr.wrapping_add(bias);
-            let clean = seg.prot & crate::mem::PROT_WRITE == 0;
-            memory.objects_mut().mapped(start, start + seg.filesz, &file, &meta, seg.offset, clean);
+        let mut start = base;
+        for &(len, prot) in &layout.runs {
+            let clean = prot != 0 && prot & crate::mem::PROT_WRITE == 0;
+            memory.objects_mut().mapped(start, start + len, &file, &meta, start.wrapping_sub(bias), clean);
+            start += len;
         }
     }
     tracing::debug!(path = %path.display(), kind = ?elf.kind, base = format_args!("{base:#x}"), "mapped");

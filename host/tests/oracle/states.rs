@@ -257,7 +257,9 @@ pub fn get_reg(st: &GuestState, r: Register) -> u128 {
     let (i, shift) = gpr_slot(r);
     let bits = 8 * r.size() as u32;
     let v = st.gpr[i] >> shift;
-    u128::from(if bits == 64 { v } else { v & ((1u64 << bits) - 1) })
+    // A YMM register (no GPR slot of its own) gets what release builds
+    // always computed here: the shift amount taken modulo 64.
+    u128::from(if bits == 64 { v } else { v & (1u64.wrapping_shl(bits) - 1) })
 }
 
 /// Writes a register at its width; the other bits of the slot are kept.
@@ -268,7 +270,7 @@ pub fn set_reg(st: &mut GuestState, r: Register, v: u128) {
     }
     let (i, shift) = gpr_slot(r);
     let bits = 8 * r.size() as u32;
-    let mask = if bits == 64 { u64::MAX } else { ((1u64 << bits) - 1) << shift };
+    let mask = if bits == 64 { u64::MAX } else { (1u64.wrapping_shl(bits) - 1) << shift };
     st.gpr[i] = (st.gpr[i] & !mask) | (((v as u64) << shift) & mask);
 }
 

@@ -536,8 +536,14 @@ fn cargo_test(cx: &Cx, args: &[&str], counts: &mut Counts) -> Result {
         )
         .env("AARCHX_GUEST_DIR", cx.guest_dir())
         .env("AARCHX_SKIP_LOG", cx.skip_log())
-        .env("AARCHX_DEB", package::deb_path(cx));
-    println!("running the tests (AARCHX_ARM64_BIN, AARCHX_QEMU, AARCHX_GUEST_DIR, AARCHX_SKIP_LOG, AARCHX_DEB set)...");
+        .env("AARCHX_DEB", package::deb_path(cx))
+        // The persistent cache off: a suite's runs count translations and
+        // must not find another run's (tests/cache.rs turns it on, each
+        // test with a folder of its own).
+        .env("AARCHX_CACHE", "off");
+    println!(
+        "running the tests (AARCHX_ARM64_BIN, AARCHX_QEMU, AARCHX_GUEST_DIR, AARCHX_SKIP_LOG, AARCHX_DEB, AARCHX_CACHE=off set)..."
+    );
     println!("$ {}", show(&cmd));
     let mut child = cmd
         .stdin(Stdio::null())
