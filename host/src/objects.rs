@@ -205,12 +205,59 @@ impl Objects {
         &self.objects[object.0 as usize].path
     }
 
-    /// The SHA-256 of the object's file, read again now (once): `None`
-    /// when it is no longer the file that was mapped (replaced, changed)
-    /// or cannot be read.
-    pub fn content_hash(&mut self, object: ObjectId) -> Option<[u8; 32]> {
+    /// The SHA-256 of the object's file (once): `None` when it is no
+    /// longer the file that was mapped (replaced, changed) or cannot be
+    /// read. Hashing a library takes as long as translating a few dozen
+    /// regions, so hashes are remembered in `memo` (a folder, one file per
+    /// identity: device, inode, size, modification and change times; a
+    /// file written in place gets a new change time, which no user can set
+    /// back).
+    pub fn content_hash(&mut self, object: ObjectId, memo: Option<&Path>) -> Option<[u8; 32]> {
         let o = &mut self.objects[object.0 as usize];
-        *o.hash.get_or_insert_with(|| hash_file(&o.path, o.identity))
+        *o.hash.get_or_insert_with(|| {
+            let now = std::fs::metadata(&o.path).ok().map(|m| Identity::of(&m));
+            if now != Some(o.identity) {
+                tracing::debug!(path = %o.path.display(), "mapped file changed since: not cached");
+                return None;
+            }
+            let memo = memo.map(|dir| dir.join(o.identity.name()));
+            if let Some(hash) = memo.as_ref().and_then(|m| std::fs::read(m).ok()).and_then(|b| b.try_into().ok()) {
+                return Some(hash);
+            }
+            let hash = hash_file(&o.path, o.identity)?;
+            if let Some(memo) = memo {
+                write_atomically(&memo, &hash);
+            }
+            Some(hash)
+        })
+    }
+}
+
+impl Identity {
+    /// A file name for this identity.
+    fn name(&self) -> String {
+        let mut h = Sha256::new();
+        for v in [self.dev, self.ino, self.size] {
+            h.update(v.to_le_bytes());
+        }
+        for (s, ns) in [self.mtime, self.ctime] {
+            h.update(s.to_le_bytes());
+            h.update(ns.to_le_bytes());
+        }
+        h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file renamed into place
+/// (a reader sees all of it or nothing); failures are ignored (a memo).
+fn write_atomically(path: &Path, bytes: &[u8]) {
+    let Some(dir) = path.parent() else { return };
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let written = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&tmp, bytes))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        std::fs::remove_file(&tmp).ok();
     }
 }
 
@@ -219,7 +266,6 @@ fn hash_file(path: &Path, identity: Identity) -> Option<[u8; 32]> {
     use std::io::Read;
     let mut f = std::fs::File::open(path).ok()?;
     if Identity::of(&f.metadata().ok()?) != identity {
-        tracing::debug!(path = %path.display(), "mapped file changed since: not cached");
         return None;
     }
     let mut h = Sha256::new();
@@ -300,12 +346,19 @@ mod tests {
         o.mapped(0x1000, 0x2000, &file, &meta, 0, true);
         let id = o.origin(0x1000).expect("clean").object;
         let want: [u8; 32] = Sha256::digest(b"some code").into();
-        assert_eq!(o.content_hash(id), Some(want));
+        assert_eq!(o.content_hash(id, None), Some(want));
+        // Remembered by identity, read back from the memo next time.
+        let memo = dir.join("memo");
+        assert_eq!(o.content_hash(id, Some(&memo)), Some(want), "once per process");
+        let (mut again, meta) = objects_with(&file);
+        again.mapped(0x1000, 0x2000, &file, &meta, 0, true);
+        assert_eq!(again.content_hash(id, Some(&memo)), Some(want));
+        assert_eq!(std::fs::read_dir(&memo).map(|d| d.count()).unwrap_or(0), 1, "one memo file");
         let (mut changed, meta) = objects_with(&file);
         changed.mapped(0x1000, 0x2000, &file, &meta, 0, true);
         std::fs::write(&file, b"other code!").expect("rewrite");
         let id = changed.origin(0x1000).expect("clean").object;
-        assert_eq!(changed.content_hash(id), None, "rewritten after it was mapped");
+        assert_eq!(changed.content_hash(id, Some(&memo)), None, "rewritten after it was mapped");
         std::fs::remove_dir_all(&dir).ok();
     }
 }

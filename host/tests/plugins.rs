@@ -354,3 +354,35 @@ fn passes_lists_a_policys_plugin_passes_with_their_options() {
     // The built-in passes are listed too.
     assert!(text.contains("decode  (decode stage, built in)"), "{text}");
 }
+
+/// The persistent cache keys by each plugin's file content: the same
+/// plugin finds its translations, a rebuilt one (other bytes at the same
+/// path) misses them.
+#[test]
+fn a_rebuilt_plugin_misses_the_persistent_cache() {
+    let dir = plugin_dir().parent().expect("target dir").join(format!("cache-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::create_dir_all(&dir).expect("cache dir");
+    let so = dir.join("libnoop.so");
+    std::fs::copy(plugin("noop"), &so).expect("copy the plugin");
+    let p = policy("cached", &[Load(&so, "Abort")], &[r#"(name: "decode")"#, r#"(name: "noop")"#]);
+    let cached_run = || {
+        let o = run(aarchx(&["--policy", p.to_str().expect("UTF-8 path")])
+            .arg(guest("hello"))
+            .env("XDG_CACHE_HOME", &dir)
+            .env("AARCHX_CACHE", "readwrite")
+            .env("AARCHX_STATS", "1"));
+        assert_eq!(o.code, Some(0), "{o:?}");
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        let hits = err.split_whitespace().find_map(|w| w.strip_prefix("cache_hits=")).map(|v| v.parse::<u64>());
+        hits.expect("a stats line").expect("a number")
+    };
+    assert_eq!(cached_run(), 0, "cold");
+    assert!(cached_run() > 0, "the same plugin finds its translations");
+    // Rebuilt: other bytes (a section's padding) that load just the same.
+    let mut bytes = std::fs::read(&so).expect("plugin");
+    bytes.extend_from_slice(b"rebuilt");
+    std::fs::write(&so, bytes).expect("rewrite the plugin");
+    assert_eq!(cached_run(), 0, "a rebuilt plugin misses");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -50,6 +50,7 @@ pub fn clear(root: &Path) -> std::io::Result<(usize, u64)> {
             std::fs::remove_dir(dir).ok();
         }
     }
+    std::fs::remove_dir_all(root.join(disk_cache::MEMO)).ok();
     Ok((n, bytes))
 }
 

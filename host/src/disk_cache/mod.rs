@@ -47,6 +47,9 @@ use format::{FormatError, Header, Key};
 
 /// Cache files end in this.
 const EXT: &str = "tc";
+/// The folder (in the cache's) of the content hashes remembered per file
+/// identity (`Objects::content_hash`).
+pub const MEMO: &str = "content";
 
 /// The persistent cache as one run uses it.
 pub struct DiskCache {
@@ -210,7 +213,8 @@ impl DiskCache {
             Some(Some(t)) => t.generation != generation && t.header.layout != objects.layout(object),
         };
         if stale {
-            let table = objects.content_hash(object).map(|hash| {
+            let memo = self.root.join(MEMO);
+            let table = objects.content_hash(object, Some(&memo)).map(|hash| {
                 let header = Header { fingerprint: self.fingerprint, object: hash, layout: objects.layout(object) };
                 let file = self.dir.join(format!("{}-{:016x}.{EXT}", hex(&hash[..16]), header.layout));
                 self.read_table(file, header, generation)
