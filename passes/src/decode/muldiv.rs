@@ -2,7 +2,7 @@
 //! (a divide error, #DE, becomes `trap divzero`, which the runtime turns
 //! into SIGFPE).
 
-use aarchx_ir::{IntCond, Opcode, Reg, TrapKind, Type, Value};
+use aarchx_ir::{Block, IntCond, Opcode, Reg, TrapKind, Type, Value};
 use iced_x86::Register;
 
 use super::lift::Outcome;
@@ -111,6 +111,14 @@ impl L<'_, '_> {
         let wide = double(ty);
         let (acc, data) = acc_pair(ty);
         let divisor = self.read(0, ty);
+        let zero = self.c(ty, 0);
+        let by_zero = self.icmp(IntCond::Eq, ty, divisor, zero);
+        // 64-bit: a dividend that fits in rax is divided alone, the
+        // double-width division below on the other path.
+        let join = (ty == Type::I64).then(|| {
+            self.divide_error_unless(by_zero);
+            self.divide_narrow_first(signed, divisor)
+        });
         let dividend = if ty == Type::I8 {
             self.gpr_get(Register::AX)
         } else {
@@ -118,8 +126,7 @@ impl L<'_, '_> {
             let lo = self.gpr_get(acc);
             self.bin(Opcode::Concat, wide, hi, lo)
         };
-        let zero = self.c(ty, 0);
-        let mut fault = self.icmp(IntCond::Eq, ty, divisor, zero);
+        let mut fault = join.is_none().then_some(by_zero);
         if signed {
             // MIN / -1 overflows even the double-width division.
             let minus_one = self.c(ty, u64::MAX);
@@ -127,9 +134,14 @@ impl L<'_, '_> {
             let min = self.c_wide_min(wide);
             let is_min = self.icmp(IntCond::Eq, wide, dividend, min);
             let both = self.bin(Opcode::And, Type::I1, is_m1, is_min);
-            fault = self.bin(Opcode::Or, Type::I1, fault, both);
+            fault = Some(match fault {
+                Some(f) => self.bin(Opcode::Or, Type::I1, f, both),
+                None => both,
+            });
         }
-        self.divide_error_unless(fault);
+        if let Some(fault) = fault {
+            self.divide_error_unless(fault);
+        }
         let ext = if signed { Opcode::Sext } else { Opcode::Zext };
         let wd = self.un(ext, wide, divisor);
         let (qop, rop) = if signed { (Opcode::Sdiv, Opcode::Srem) } else { (Opcode::Udiv, Opcode::Urem) };
@@ -148,8 +160,49 @@ impl L<'_, '_> {
             self.gpr_set(acc, qn);
             self.gpr_set(data, rn);
         }
+        if let Some(join) = join {
+            self.b.jump(join);
+            self.b.switch_to(join);
+        }
         // All six flags are undefined after a division; leave them as they were.
         Outcome::Next
+    }
+
+    /// A 64-bit division whose dividend fits in 64 bits (rdx zero, or for
+    /// idiv the sign extension of rax, as after `xor edx, edx` or `cqo`:
+    /// what compilers emit) divides rax alone, one host division. Emits
+    /// the branch, that path, and switches to the other; returns the block
+    /// both continue in. The divisor is not zero.
+    fn divide_narrow_first(&mut self, signed: bool, divisor: Value) -> Block {
+        let (hi, lo) = (self.gpr_get(Register::RDX), self.gpr_get(Register::RAX));
+        let high_of_lo = if signed {
+            let sh = self.c(Type::I8, 63);
+            self.bin(Opcode::Ashr, Type::I64, lo, sh)
+        } else {
+            self.c(Type::I64, 0)
+        };
+        let narrow = self.icmp(IntCond::Eq, Type::I64, hi, high_of_lo);
+        let (fast, wide, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
+        self.b.brif(narrow, fast, wide);
+        self.b.switch_to(fast);
+        if signed {
+            // MIN / -1: the quotient 2^63 does not fit.
+            let min = self.c(Type::I64, 1 << 63);
+            let minus_one = self.c(Type::I64, u64::MAX);
+            let is_min = self.icmp(IntCond::Eq, Type::I64, lo, min);
+            let is_m1 = self.icmp(IntCond::Eq, Type::I64, divisor, minus_one);
+            let both = self.bin(Opcode::And, Type::I1, is_min, is_m1);
+            self.divide_error_unless(both);
+        }
+        let q = self.bin(if signed { Opcode::Sdiv } else { Opcode::Udiv }, Type::I64, lo, divisor);
+        // The remainder of a division rounding toward zero, as both do.
+        let back = self.bin(Opcode::Mul, Type::I64, q, divisor);
+        let r = self.bin(Opcode::Sub, Type::I64, lo, back);
+        self.gpr_set(Register::RAX, q);
+        self.gpr_set(Register::RDX, r);
+        self.b.jump(join);
+        self.b.switch_to(wide);
+        join
     }
 
     /// The minimum signed value of a double-width type (up to i128).
