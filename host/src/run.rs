@@ -62,7 +62,7 @@ impl RunError {
 #[derive(Default)]
 struct Cache {
     /// Each region with the guest byte ranges it depends on.
-    regions: FxHashMap<(u64, Variant, Shape), Cached>,
+    regions: FxHashMap<(u64, Variant), Slot>,
     /// Quick translations replaced by their superblock (tiering).
     promoted: u64,
     /// IR instructions the regions hold, up to `bounds::REGION_INSTS`.
@@ -81,6 +81,28 @@ struct Cache {
     /// changed) counts in `retranslated`.
     seen: Option<FxHashSet<u64>>,
     retranslated: u64,
+}
+
+/// The translations of one entry address in one variant, one per shape
+/// (tiering: the quick one until the superblock replaces it): the
+/// dispatcher finds both with one look-up.
+#[derive(Default)]
+struct Slot {
+    quick: Option<Cached>,
+    superblock: Option<Cached>,
+}
+
+impl Slot {
+    fn get(&self, shape: Shape) -> Option<&Cached> {
+        match shape {
+            Shape::Quick => self.quick.as_ref(),
+            Shape::Superblock => self.superblock.as_ref(),
+        }
+    }
+
+    fn held(&self) -> impl Iterator<Item = &Cached> {
+        self.quick.iter().chain(&self.superblock)
+    }
 }
 
 /// A region as the dispatcher gets it.
@@ -162,12 +184,20 @@ impl Cache {
             _ => 0,
         };
         let tier_up = pipeline.tier_up();
-        let shape = match shape {
-            Some(shape) => shape,
-            None if tier_up == 0 || self.regions.contains_key(&(rip, variant, Shape::Superblock)) => Shape::Superblock,
-            None => match self.regions.get_mut(&(rip, variant, Shape::Quick)) {
-                None => Shape::Quick,
-                Some(c) => match &mut c.runs {
+        let slot = self.regions.get_mut(&(rip, variant));
+        let shape = match (shape, slot) {
+            (Some(shape), Some(slot)) => match slot.get(shape) {
+                Some(c) => return Ok(c.translated(shape)),
+                None => shape,
+            },
+            (Some(shape), None) => shape,
+            (None, None) if tier_up == 0 => Shape::Superblock,
+            (None, None) => Shape::Quick,
+            (None, Some(slot)) => match (&slot.superblock, &mut slot.quick) {
+                (Some(c), _) => return Ok(c.translated(Shape::Superblock)),
+                (None, _) if tier_up == 0 => Shape::Superblock,
+                (None, None) => Shape::Quick,
+                (None, Some(c)) => match &mut c.runs {
                     Some(runs) if *runs + 1 >= tier_up => Shape::Superblock,
                     Some(runs) => {
                         *runs += 1;
@@ -178,9 +208,6 @@ impl Cache {
                 },
             },
         };
-        if let Some(c) = self.regions.get(&(rip, variant, shape)) {
-            return Ok(c.translated(shape));
-        }
         let model = pipeline.config().memory_model;
         let started = std::time::Instant::now();
         let on_disk = match (&mut disk, variant) {
@@ -209,7 +236,7 @@ impl Cache {
         };
         self.translate_ns += started.elapsed().as_nanos();
         if shape == Shape::Superblock {
-            if let Some(quick) = self.regions.remove(&(rip, variant, Shape::Quick)) {
+            if let Some(quick) = self.regions.get_mut(&(rip, variant)).and_then(|s| s.quick.take()) {
                 self.held_insts -= quick.region.insts.len();
                 self.promoted += 1;
             }
@@ -224,7 +251,11 @@ impl Cache {
         let runs = (shape == Shape::Quick && leaves_directly(&region)).then_some(1);
         let cached = Cached { region, ranges, bytes, runs };
         let translated = cached.translated(shape);
-        self.regions.insert((rip, variant, shape), cached);
+        let slot = self.regions.entry((rip, variant)).or_default();
+        match shape {
+            Shape::Quick => slot.quick = Some(cached),
+            Shape::Superblock => slot.superblock = Some(cached),
+        }
         Ok(translated)
     }
 
@@ -279,12 +310,13 @@ impl Cache {
     fn invalidate(&mut self, start: u64, len: u64) {
         let end = start.saturating_add(len);
         let held = &mut self.held_insts;
-        self.regions.retain(|_, c| {
-            let keep = !c.ranges.iter().any(|&(s, e)| s < end && start < e);
-            if !keep {
-                *held -= c.region.insts.len();
+        self.regions.retain(|_, slot| {
+            for shape in [&mut slot.quick, &mut slot.superblock] {
+                if shape.as_ref().is_some_and(|c| c.ranges.iter().any(|&(s, e)| s < end && start < e)) {
+                    *held -= shape.take().map_or(0, |c| c.region.insts.len());
+                }
             }
-            keep
+            slot.quick.is_some() || slot.superblock.is_some()
         });
     }
 }
@@ -405,10 +437,11 @@ impl Shared {
                 self.invalidations.push(start, len);
             }
         }
-        let stale = [Shape::Quick, Shape::Superblock]
-            .iter()
-            .filter_map(|&shape| t.cache.regions.get(&(rip, variant, shape)))
-            .find(|c| c.stale(mem))
+        let stale = t
+            .cache
+            .regions
+            .get(&(rip, variant))
+            .and_then(|s| s.held().find(|c| c.stale(mem)))
             .map(|c| c.ranges.clone());
         for (start, end) in stale.into_iter().flatten() {
             tracing::trace!(rip = format_args!("{rip:#x}"), "self-checking region: its code changed");

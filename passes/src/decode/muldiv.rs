@@ -2,7 +2,7 @@
 //! (a divide error, #DE, becomes `trap divzero`, which the runtime turns
 //! into SIGFPE).
 
-use aarchx_ir::{Block, IntCond, Opcode, Reg, TrapKind, Type, Value};
+use aarchx_ir::{Block, ExitKind, IntCond, Opcode, Reg, TrapKind, Type, Value};
 use iced_x86::Register;
 
 use super::lift::Outcome;
@@ -113,11 +113,11 @@ impl L<'_, '_> {
         let divisor = self.read(0, ty);
         let zero = self.c(ty, 0);
         let by_zero = self.icmp(IntCond::Eq, ty, divisor, zero);
-        // 64-bit: a dividend that fits in rax is divided alone, the
-        // double-width division below on the other path.
-        let join = (ty == Type::I64).then(|| {
+        // 64-bit: a dividend that fits in rax is divided alone (below),
+        // the double-width division on the other path.
+        let narrow = (ty == Type::I64).then(|| {
             self.divide_error_unless(by_zero);
-            self.divide_narrow_first(signed, divisor)
+            self.branch_on_narrow_dividend(signed)
         });
         let dividend = if ty == Type::I8 {
             self.gpr_get(Register::AX)
@@ -126,7 +126,7 @@ impl L<'_, '_> {
             let lo = self.gpr_get(acc);
             self.bin(Opcode::Concat, wide, hi, lo)
         };
-        let mut fault = join.is_none().then_some(by_zero);
+        let mut fault = narrow.is_none().then_some(by_zero);
         if signed {
             // MIN / -1 overflows even the double-width division.
             let minus_one = self.c(ty, u64::MAX);
@@ -160,20 +160,22 @@ impl L<'_, '_> {
             self.gpr_set(acc, qn);
             self.gpr_set(data, rn);
         }
-        if let Some(join) = join {
-            self.b.jump(join);
-            self.b.switch_to(join);
+        if let Some(narrow) = narrow {
+            // Rare: that path leaves the region, the other goes on in it
+            // (straight-line code for the passes after a `xor edx, edx`).
+            self.b.exit(ExitKind::Jump, self.i.next_ip());
+            self.b.switch_to(narrow);
+            self.divide_narrow(signed, divisor);
         }
         // All six flags are undefined after a division; leave them as they were.
         Outcome::Next
     }
 
-    /// A 64-bit division whose dividend fits in 64 bits (rdx zero, or for
-    /// idiv the sign extension of rax, as after `xor edx, edx` or `cqo`:
-    /// what compilers emit) divides rax alone, one host division. Emits
-    /// the branch, that path, and switches to the other; returns the block
-    /// both continue in. The divisor is not zero.
-    fn divide_narrow_first(&mut self, signed: bool, divisor: Value) -> Block {
+    /// Branches on whether a 64-bit division's dividend fits in 64 bits
+    /// (rdx zero, or for idiv the sign extension of rax, as after `xor
+    /// edx, edx` or `cqo`: what compilers emit) and goes on in the block
+    /// where it does not; returns the one where it does.
+    fn branch_on_narrow_dividend(&mut self, signed: bool) -> Block {
         let (hi, lo) = (self.gpr_get(Register::RDX), self.gpr_get(Register::RAX));
         let high_of_lo = if signed {
             let sh = self.c(Type::I8, 63);
@@ -181,10 +183,17 @@ impl L<'_, '_> {
         } else {
             self.c(Type::I64, 0)
         };
-        let narrow = self.icmp(IntCond::Eq, Type::I64, hi, high_of_lo);
-        let (fast, wide, join) = (self.b.create_block(), self.b.create_block(), self.b.create_block());
-        self.b.brif(narrow, fast, wide);
-        self.b.switch_to(fast);
+        let fits = self.icmp(IntCond::Eq, Type::I64, hi, high_of_lo);
+        let (narrow, wide) = (self.b.create_block(), self.b.create_block());
+        self.b.brif(fits, narrow, wide);
+        self.b.switch_to(wide);
+        narrow
+    }
+
+    /// rdx:rax / divisor when rdx:rax fits in rax: one host division. The
+    /// divisor is not zero.
+    fn divide_narrow(&mut self, signed: bool, divisor: Value) {
+        let lo = self.gpr_get(Register::RAX);
         if signed {
             // MIN / -1: the quotient 2^63 does not fit.
             let min = self.c(Type::I64, 1 << 63);
@@ -200,9 +209,6 @@ impl L<'_, '_> {
         let r = self.bin(Opcode::Sub, Type::I64, lo, back);
         self.gpr_set(Register::RAX, q);
         self.gpr_set(Register::RDX, r);
-        self.b.jump(join);
-        self.b.switch_to(wide);
-        join
     }
 
     /// The minimum signed value of a double-width type (up to i128).
