@@ -34,7 +34,7 @@ pub mod format;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use aarchx_ir::{Format, Region};
 use aarchx_pass::MemoryModel;
@@ -77,6 +77,11 @@ pub struct Stats {
     /// differed.
     pub verified: u64,
     pub mismatches: u64,
+    /// Time spent taking regions (reading files, decoding, verifying,
+    /// relocating), keeping them (encoding) and writing the files.
+    pub load: Duration,
+    pub store: Duration,
+    pub write: Duration,
 }
 
 /// One object's cache file, as this run has it.
@@ -133,6 +138,13 @@ impl DiskCache {
     /// The cached translation of the code at `rip`, relocated to where its
     /// object is now.
     pub fn load(&mut self, objects: &mut Objects, rip: u64, shape: Shape, model: MemoryModel) -> Option<Region> {
+        let started = Instant::now();
+        let region = self.take(objects, rip, shape, model);
+        self.stats.load += started.elapsed();
+        region
+    }
+
+    fn take(&mut self, objects: &mut Objects, rip: u64, shape: Shape, model: MemoryModel) -> Option<Region> {
         let origin = objects.origin(rip)?;
         let table = self.table(objects, origin.object)?;
         let key = Key::new(rip.wrapping_sub(origin.anchor), shape, model);
@@ -173,6 +185,20 @@ impl DiskCache {
     /// Adds `region`, translated from the code at `rip` with the reads
     /// `reads`, if it can be kept (see the module comment).
     pub fn store(
+        &mut self,
+        objects: &mut Objects,
+        rip: u64,
+        shape: Shape,
+        model: MemoryModel,
+        region: &Region,
+        reads: ReadSet<'_>,
+    ) {
+        let started = Instant::now();
+        self.keep(objects, rip, shape, model, region, reads);
+        self.stats.store += started.elapsed();
+    }
+
+    fn keep(
         &mut self,
         objects: &mut Objects,
         rip: u64,
@@ -259,6 +285,12 @@ impl DiskCache {
     /// Writes every table's new entries (at the end of the run, before an
     /// exec), then keeps the folder under its size.
     pub fn flush(&mut self) {
+        let started = Instant::now();
+        self.write_all();
+        self.stats.write += started.elapsed();
+    }
+
+    fn write_all(&mut self) {
         let tables: Vec<&Table> = self.tables.values().flatten().filter(|t| t.added_count > 0).collect();
         if tables.is_empty() {
             return;
