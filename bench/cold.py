@@ -18,6 +18,11 @@ made them.
 
     python3 bench/cold.py --aarchx OLD --aarchx NEW
     python3 bench/cold.py --warm --aarchx BUILD
+    python3 bench/cold.py --curve 12 --aarchx BUILD
+
+--curve N prints the coverage curve instead: N python3 start-ups on one
+cache folder, run k importing k+1 standard modules, each with the share
+of the guest instructions it needed that came from the cache.
 """
 
 import argparse
@@ -69,6 +74,38 @@ def setup(work):
     return {"repo": repo, "script": script}
 
 
+# The coverage curve (--curve): python3 runs that each import other
+# modules, one after another on one cache.
+CURVE_MODULES = [
+    "json", "re", "csv", "decimal", "fractions", "statistics", "textwrap", "argparse",
+    "datetime", "collections", "itertools", "random", "string", "struct", "base64", "hashlib",
+]
+
+
+def curve(qemu, aarchx, runs, work):
+    """Runs `runs` python3 start-ups, run k importing the first k+1 of
+    CURVE_MODULES in turn, on one cache folder, and prints per run the
+    share of the guest instructions it needed that came from the cache."""
+    cache = os.path.join(work, "cache-curve")
+    print("| run | imports | regions translated | regions from the cache | guest insns from the cache |")
+    print("|---:|---|---:|---:|---:|")
+    for k in range(runs):
+        mods = CURVE_MODULES[: k % len(CURVE_MODULES) + 1]
+        env = dict(os.environ, AARCHX_STATS="1", XDG_CACHE_HOME=cache)
+        env.pop("AARCHX_CACHE", None)
+        proc = subprocess.run(
+            [qemu, aarchx, "/usr/bin/python3", "-c", f"import {', '.join(mods)}"],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )
+        if proc.returncode != 0:
+            sys.exit(f"cold.py: python3 importing {mods} exited with {proc.returncode}")
+        line = next((l for l in proc.stderr.splitlines() if l.startswith("aarchx-stats:")), "")
+        stats = {k: int(v) for k, v in re.findall(r"(\w[\w.-]*)=(\d+)", line)}
+        fresh, cached = stats.get("guest_insns", 0), stats.get("cache_insns", 0)
+        share = cached / max(1, fresh + cached)
+        print(f"| {k} | {mods[-1]} (+{len(mods) - 1}) | {stats.get('regions', '?')} | {stats.get('cache_hits', '?')} | {100 * share:.1f}% |", flush=True)
+
+
 def run(qemu, plugin, aarchx, command, cache):
     """(arm64 instructions, stats dict) of one run with the persistent
     cache in the folder `cache`."""
@@ -91,6 +128,7 @@ def main():
     ap.add_argument("--aarchx", action="append", required=True, help="an aarch64 aarchx build (give one or two)")
     ap.add_argument("--warm", action="store_true", help="run each command cold then warm (one build)")
     ap.add_argument("--more", action="store_true", help="add python3 importing json and re, git status, a bash script")
+    ap.add_argument("--curve", type=int, metavar="N", help="print the coverage curve of N python3 runs (one build) instead")
     ap.add_argument("--plugin", default=os.path.join(HERE, "build", "libinsncount.so"))
     ap.add_argument("--qemu", default="qemu-aarch64")
     args = ap.parse_args()
@@ -99,6 +137,10 @@ def main():
     if args.warm and len(args.aarchx) != 1:
         sys.exit("cold.py: --warm takes one build")
     work = tempfile.mkdtemp(prefix="aarchx-cold-")
+    if args.curve:
+        curve(args.qemu, args.aarchx[0], args.curve, work)
+        shutil.rmtree(work, ignore_errors=True)
+        return
     commands = COMMANDS
     if args.more:
         made = setup(work)

@@ -803,7 +803,7 @@ fn report_summary(
     }
     stats.push_str(&format!(" promoted={}", cache.promoted));
     let d = disk.map(|d| d.stats).unwrap_or_default();
-    stats.push_str(&format!(" cache_hits={} cache_stored={}", d.hits, d.stored));
+    stats.push_str(&format!(" cache_hits={} cache_insns={} cache_stored={}", d.hits, d.hit_insns, d.stored));
     for (name, time) in [("cache-load", d.load), ("cache-store", d.store), ("cache-write", d.write)] {
         stats.push_str(&format!(" ns.{name}={}", time.as_nanos()));
     }

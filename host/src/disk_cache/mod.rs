@@ -69,8 +69,9 @@ pub struct DiskCache {
 /// What a run did with the cache (the stats line's `cache_*` fields).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Stats {
-    /// Regions taken from the cache.
+    /// Regions taken from the cache, and the guest instructions they hold.
     pub hits: u64,
+    pub hit_insns: u64,
     /// Regions added to it.
     pub stored: u64,
     /// Regions taken and translated again under `Verify`, and those that
@@ -164,6 +165,7 @@ impl DiskCache {
             return None;
         }
         self.stats.hits += 1;
+        self.stats.hit_insns += region.guest_insns().count() as u64;
         Some(region)
     }
 
