@@ -980,7 +980,12 @@ impl GuestMemory {
             && prot & PROT_WRITE == 0
             && access >= 0
             && access & libc::O_ACCMODE == libc::O_RDONLY;
-        self.objects.mapped(start, end, &path, &meta, offset, clean);
+        self.objects.mapped(start, end, &path, &meta, crate::objects::Position::File(offset), clean);
+    }
+
+    /// Whether every byte of `ranges` is executable guest memory.
+    pub fn executable(&self, ranges: &[(u64, u64)]) -> bool {
+        ranges.iter().all(|&(s, e)| self.covered_with(s, e, |p| p & PROT_EXEC != 0))
     }
 
     /// Which guest memory holds which file's bytes.

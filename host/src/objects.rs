@@ -31,7 +31,7 @@ pub struct ObjectId(u32);
 
 /// What identifies a file's content in this process without reading it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Identity {
+pub struct Identity {
     dev: u64,
     ino: u64,
     size: u64,
@@ -39,8 +39,25 @@ struct Identity {
     ctime: (i64, i64),
 }
 
+/// Whether two metadata of a file name the same content (see
+/// [`Identity`]): nothing changed it between them.
+pub fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    Identity::of(a) == Identity::of(b)
+}
+
+/// Where a mapping's first byte is in its object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Position {
+    /// A mapping of the file: its file offset.
+    File(u64),
+    /// An image aarchx's loader built from the file: its ELF virtual
+    /// address. (One file mapped both ways is two objects: the two kinds
+    /// of position do not mix in one cache file.)
+    Image(u64),
+}
+
 impl Identity {
-    fn of(m: &std::fs::Metadata) -> Identity {
+    pub fn of(m: &std::fs::Metadata) -> Identity {
         Identity {
             dev: m.dev(),
             ino: m.ino(),
@@ -88,7 +105,7 @@ pub struct Origin {
 pub struct Objects {
     records: BTreeMap<u64, Record>,
     objects: Vec<Object>,
-    by_identity: FxHashMap<Identity, ObjectId>,
+    by_identity: FxHashMap<(Identity, bool), ObjectId>,
     generation: u64,
 }
 
@@ -96,15 +113,27 @@ impl Objects {
     /// The file `path` (with metadata `meta`) was mapped at `[start, end)`
     /// from file offset `offset`; `clean` when the memory holds the file's
     /// bytes and the mapping cannot write them.
-    pub fn mapped(&mut self, start: u64, end: u64, path: &Path, meta: &std::fs::Metadata, offset: u64, clean: bool) {
+    pub fn mapped(
+        &mut self,
+        start: u64,
+        end: u64,
+        path: &Path,
+        meta: &std::fs::Metadata,
+        position: Position,
+        clean: bool,
+    ) {
         self.forget(start, end);
         self.generation += 1;
         if !meta.is_file() || start >= end {
             return;
         }
         let identity = Identity::of(meta);
+        let (offset, image) = match position {
+            Position::File(at) => (at, false),
+            Position::Image(at) => (at, true),
+        };
         let next = ObjectId(self.objects.len() as u32);
-        let object = *self.by_identity.entry(identity).or_insert(next);
+        let object = *self.by_identity.entry((identity, image)).or_insert(next);
         if object == next {
             self.objects.push(Object { path: path.to_path_buf(), identity, hash: None });
         }
@@ -200,9 +229,10 @@ impl Objects {
         self.generation
     }
 
-    /// The object's file (for messages and statistics).
-    pub fn path(&self, object: ObjectId) -> &Path {
-        &self.objects[object.0 as usize].path
+    /// The object's file and the identity it was mapped with.
+    pub fn file(&self, object: ObjectId) -> (&Path, Identity) {
+        let o = &self.objects[object.0 as usize];
+        (&o.path, o.identity)
     }
 
     /// The SHA-256 of the object's file (once): `None` when it is no
@@ -225,7 +255,13 @@ impl Objects {
                 return Some(hash);
             }
             let hash = hash_file(&o.path, o.identity)?;
-            if let Some(memo) = memo {
+            // A change time this recent may not be the last one (file
+            // times tick coarsely): the file could still change within it,
+            // keeping its identity. Remembered only once it is older.
+            let settled = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .is_ok_and(|now| now.as_secs() as i64 > o.identity.ctime.0 + 2);
+            if let Some(memo) = memo.filter(|_| settled) {
                 write_atomically(&memo, &hash);
             }
             Some(hash)
@@ -299,9 +335,9 @@ mod tests {
         let (mut o, meta) = objects_with(&exe);
         // A library as ld.so maps it: text at +0x1000 from offset 0x1000,
         // data further on.
-        o.mapped(0x10000, 0x20000, &exe, &meta, 0, false);
-        o.mapped(0x11000, 0x15000, &exe, &meta, 0x1000, true);
-        o.mapped(0x17000, 0x18000, &exe, &meta, 0x6000, false);
+        o.mapped(0x10000, 0x20000, &exe, &meta, Position::File(0), false);
+        o.mapped(0x11000, 0x15000, &exe, &meta, Position::File(0x1000), true);
+        o.mapped(0x17000, 0x18000, &exe, &meta, Position::File(0x6000), false);
         let at = o.origin(0x12345).expect("text is clean");
         assert_eq!((at.anchor, at.range), (0x10000, (0x11000, 0x15000)));
         assert_eq!(o.origin(0x10000), None, "the first mapping's head is not clean (mapped writable)");
@@ -320,14 +356,14 @@ mod tests {
     fn the_layout_changes_when_a_mapping_moves_relative_to_the_others() {
         let exe = std::env::current_exe().expect("exe");
         let (mut a, meta) = objects_with(&exe);
-        a.mapped(0x11000, 0x15000, &exe, &meta, 0x1000, true);
-        a.mapped(0x17000, 0x18000, &exe, &meta, 0x6000, false);
+        a.mapped(0x11000, 0x15000, &exe, &meta, Position::File(0x1000), true);
+        a.mapped(0x17000, 0x18000, &exe, &meta, Position::File(0x6000), false);
         let (mut b, _) = objects_with(&exe);
-        b.mapped(0x91000, 0x95000, &exe, &meta, 0x1000, true);
-        b.mapped(0x97000, 0x98000, &exe, &meta, 0x6000, false);
+        b.mapped(0x91000, 0x95000, &exe, &meta, Position::File(0x1000), true);
+        b.mapped(0x97000, 0x98000, &exe, &meta, Position::File(0x6000), false);
         let (mut c, _) = objects_with(&exe);
-        c.mapped(0x91000, 0x95000, &exe, &meta, 0x1000, true);
-        c.mapped(0x98000, 0x99000, &exe, &meta, 0x6000, false);
+        c.mapped(0x91000, 0x95000, &exe, &meta, Position::File(0x1000), true);
+        c.mapped(0x98000, 0x99000, &exe, &meta, Position::File(0x6000), false);
         let id = a.origin(0x11000).expect("clean").object;
         assert_eq!(a.layout(id), b.layout(id), "moved together");
         assert_ne!(a.layout(id), c.layout(id), "data moved apart from text");
@@ -343,19 +379,31 @@ mod tests {
         let file = dir.join("lib.so");
         std::fs::write(&file, b"some code").expect("write");
         let (mut o, meta) = objects_with(&file);
-        o.mapped(0x1000, 0x2000, &file, &meta, 0, true);
+        o.mapped(0x1000, 0x2000, &file, &meta, Position::File(0), true);
         let id = o.origin(0x1000).expect("clean").object;
         let want: [u8; 32] = Sha256::digest(b"some code").into();
         assert_eq!(o.content_hash(id, None), Some(want));
-        // Remembered by identity, read back from the memo next time.
+        // A file changed this recently is not remembered (its identity
+        // may yet name other content); an older one is, and read back.
         let memo = dir.join("memo");
-        assert_eq!(o.content_hash(id, Some(&memo)), Some(want), "once per process");
         let (mut again, meta) = objects_with(&file);
-        again.mapped(0x1000, 0x2000, &file, &meta, 0, true);
+        again.mapped(0x1000, 0x2000, &file, &meta, Position::File(0), true);
         assert_eq!(again.content_hash(id, Some(&memo)), Some(want));
+        assert_eq!(std::fs::read_dir(&memo).map(|d| d.count()).unwrap_or(0), 0, "too recent to remember");
+        let old = Path::new("/bin/sh");
+        let (mut system, meta) = objects_with(old);
+        system.mapped(0x1000, 0x2000, old, &meta, Position::File(0), true);
+        let sh: [u8; 32] = Sha256::digest(std::fs::read(old).expect("/bin/sh")).into();
+        assert_eq!(system.content_hash(id, Some(&memo)), Some(sh));
         assert_eq!(std::fs::read_dir(&memo).map(|d| d.count()).unwrap_or(0), 1, "one memo file");
+        // Read back: a memo of other bytes is what a second process takes.
+        let name = std::fs::read_dir(&memo).expect("memo").next().expect("file").expect("entry").path();
+        std::fs::write(&name, [7u8; 32]).expect("memo");
+        let (mut second, meta) = objects_with(old);
+        second.mapped(0x1000, 0x2000, old, &meta, Position::File(0), true);
+        assert_eq!(second.content_hash(id, Some(&memo)), Some([7u8; 32]), "taken from the memo");
         let (mut changed, meta) = objects_with(&file);
-        changed.mapped(0x1000, 0x2000, &file, &meta, 0, true);
+        changed.mapped(0x1000, 0x2000, &file, &meta, Position::File(0), true);
         std::fs::write(&file, b"other code!").expect("rewrite");
         let id = changed.origin(0x1000).expect("clean").object;
         assert_eq!(changed.content_hash(id, Some(&memo)), None, "rewritten after it was mapped");

@@ -215,6 +215,9 @@ impl Cache {
             _ => None,
         };
         let verifies = disk.as_ref().is_some_and(|d| d.verifies());
+        // Taken only where a translation now would read the same: the code
+        // still executable (a page made non-executable faults instead).
+        let on_disk = on_disk.filter(|r| mem.executable(&r.guest_ranges()));
         let (region, ranges, bytes) = match on_disk {
             Some(region) if !verifies => {
                 let ranges = region.guest_ranges();
@@ -223,10 +226,11 @@ impl Cache {
             }
             on_disk => {
                 let (region, ranges, bytes, reads) = self.translate(rip, variant, shape, executions, pipeline, mem)?;
+                let read: Vec<(u64, usize, usize)> =
+                    reads.at.iter().zip(&reads.asked).map(|(&(a, _, got), &asked)| (a, asked, got)).collect();
                 match (on_disk, &mut disk) {
-                    (Some(loaded), Some(d)) => d.compare(&loaded, &region),
+                    (Some(loaded), Some(d)) => d.compare(mem.objects_mut(), rip, shape, model, &loaded, &region, &read),
                     (None, Some(d)) if variant == Variant::Policy => {
-                        let read: Vec<(u64, usize)> = reads.at.iter().map(|&(a, _, n)| (a, n)).collect();
                         d.store(mem.objects_mut(), rip, shape, model, &region, &read)
                     }
                     _ => {}
@@ -333,6 +337,8 @@ struct Reads {
     /// Address, and start and length in `bytes`.
     at: Vec<(u64, usize, usize)>,
     bytes: Vec<u8>,
+    /// The length each read asked for (it may come short).
+    asked: Vec<usize>,
 }
 
 impl<'m> Recorded<'m> {
@@ -346,6 +352,7 @@ impl aarchx_pass::GuestCode for Recorded<'_> {
         let n = self.mem.read(addr, buf);
         let reads = &mut *self.reads.borrow_mut();
         reads.at.push((addr, reads.bytes.len(), n));
+        reads.asked.push(buf.len());
         reads.bytes.extend_from_slice(&buf[..n]);
         n
     }

@@ -40,7 +40,7 @@ use aarchx_ir::{Format, Region};
 use aarchx_pass::MemoryModel;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::objects::{ObjectId, Objects};
+use crate::objects::{Identity, ObjectId, Objects};
 use crate::policy::{CacheMode, CacheSettings};
 use crate::translate::Shape;
 use format::{FormatError, Header, Key};
@@ -88,6 +88,12 @@ pub struct Stats {
 /// One object's cache file, as this run has it.
 struct Table {
     file: PathBuf,
+    /// The object's file and its identity when it was mapped: a file
+    /// changed since (written in place during the run) is not written for.
+    source: (PathBuf, Identity),
+    /// Entries of the file found damaged, or (`Verify`) different from
+    /// their translation now: replaced by this run's, never copied on.
+    bad: FxHashSet<Key>,
     header: Header,
     /// Its records' generation the layout was computed at.
     generation: u64,
@@ -100,10 +106,10 @@ struct Table {
     added_count: u32,
 }
 
-/// What a region's translation read: each read's address and the bytes
-/// it got. (A read that came short stopped at the end of a mapping; when
-/// that mapping is the object's, its place is part of the layout.)
-pub type ReadSet<'a> = &'a [(u64, usize)];
+/// What a region's translation read: each read's address, the bytes it
+/// asked for and those it got (a read that came short depended on what
+/// lies past the code: such a region is not kept).
+pub type ReadSet<'a> = &'a [(u64, usize, usize)];
 
 impl DiskCache {
     /// The cache `settings` ask for, for a pipeline with `fingerprint`
@@ -116,7 +122,9 @@ impl DiskCache {
             tracing::debug!("persistent cache: this policy cannot be cached (see docs/cache.md)");
             return None;
         };
+        // Absolute now: the guest may change its directory.
         let root = settings.dir.as_ref().map(PathBuf::from).or_else(default_dir)?;
+        let root = std::path::absolute(&root).unwrap_or(root);
         let dir = root.join(hex(&fingerprint[..8]));
         Some(DiskCache {
             mode: settings.mode,
@@ -150,12 +158,20 @@ impl DiskCache {
         let table = self.table(objects, origin.object)?;
         let key = Key::new(rip.wrapping_sub(origin.anchor), shape, model);
         let range = table.index.get(&key)?.clone();
-        let mut region = match format::decode_entry(&table.bytes[range]) {
+        let counts = |r: &Region| r.insts.iter().any(|d| d.op.format() == Format::Count);
+        let decoded = format::decode_entry(&table.bytes[range]).and_then(|r| {
+            if counts(&r) {
+                Err(FormatError::Invalid("instrumentation in a region".into()))
+            } else {
+                Ok(r)
+            }
+        });
+        let mut region = match decoded {
             Ok(region) => region,
             Err(e) => {
-                let file = table.file.clone();
-                table.index.clear();
-                warn_damaged(&file, &e);
+                table.index.remove(&key);
+                table.bad.insert(key);
+                warn_damaged(&table.file, &e);
                 return None;
             }
         };
@@ -169,12 +185,32 @@ impl DiskCache {
         Some(region)
     }
 
-    /// Under `Verify`: compares the region taken from the cache with the
-    /// code's translation now, reporting a difference with both listings.
-    pub fn compare(&mut self, loaded: &Region, fresh: &Region) {
+    /// Under `Verify`: compares the region taken from the cache for the
+    /// code at `rip` with the code's translation now (`fresh`, made with
+    /// `reads`), reporting a difference with both listings; the fresh
+    /// translation then replaces the entry.
+    #[allow(clippy::too_many_arguments, reason = "store's arguments and the region compared")]
+    pub fn compare(
+        &mut self,
+        objects: &mut Objects,
+        rip: u64,
+        shape: Shape,
+        model: MemoryModel,
+        loaded: &Region,
+        fresh: &Region,
+        reads: ReadSet<'_>,
+    ) {
         self.stats.verified += 1;
         if loaded != fresh {
             self.stats.mismatches += 1;
+            if let Some(origin) = objects.origin(rip) {
+                let key = Key::new(rip.wrapping_sub(origin.anchor), shape, model);
+                if let Some(table) = self.tables.get_mut(&origin.object).and_then(Option::as_mut) {
+                    table.index.remove(&key);
+                    table.bad.insert(key);
+                }
+            }
+            self.store(objects, rip, shape, model, fresh, reads);
             eprintln!(
                 "aarchx: persistent cache: the region at {:#x} differs from its translation now\n--- from the cache ---\n{}--- translated now ---\n{}",
                 fresh.entry,
@@ -214,7 +250,9 @@ impl DiskCache {
         }
         let Some(origin) = objects.origin(rip) else { return };
         let (lo, hi) = origin.range;
-        let inside = reads.iter().all(|&(a, n)| a >= lo && a.checked_add(n as u64).is_some_and(|e| e <= hi));
+        let inside = reads
+            .iter()
+            .all(|&(a, asked, got)| got == asked && a >= lo && a.checked_add(asked as u64).is_some_and(|e| e <= hi));
         let counts = region.blocks.iter().flat_map(|b| &b.insts).any(|v| region.inst(*v).op.format() == Format::Count);
         if !inside || counts {
             return;
@@ -245,7 +283,8 @@ impl DiskCache {
             let table = objects.content_hash(object, Some(&memo)).map(|hash| {
                 let header = Header { fingerprint: self.fingerprint, object: hash, layout: objects.layout(object) };
                 let file = self.dir.join(format!("{}-{:016x}.{EXT}", hex(&hash[..16]), header.layout));
-                self.read_table(file, header, generation)
+                let (path, identity) = objects.file(object);
+                self.read_table(file, (path.to_path_buf(), identity), header, generation)
             });
             if let Some(Some(old)) = self.tables.insert(object, table) {
                 self.write(&old);
@@ -258,9 +297,11 @@ impl DiskCache {
 
     /// Reads the cache file `file` for `header` (an empty table when there
     /// is none or it is damaged).
-    fn read_table(&self, file: PathBuf, header: Header, generation: u64) -> Table {
+    fn read_table(&self, file: PathBuf, source: (PathBuf, Identity), header: Header, generation: u64) -> Table {
         let mut table = Table {
             file,
+            source,
+            bad: FxHashSet::default(),
             header,
             generation,
             bytes: Vec::new(),
@@ -293,7 +334,11 @@ impl DiskCache {
     }
 
     fn write_all(&mut self) {
-        let tables: Vec<&Table> = self.tables.values().flatten().filter(|t| t.added_count > 0).collect();
+        // A file written in place during the run: what was translated
+        // from it may not be its content now.
+        let unchanged = |t: &Table| std::fs::metadata(&t.source.0).is_ok_and(|m| Identity::of(&m) == t.source.1);
+        let tables: Vec<&Table> =
+            self.tables.values().flatten().filter(|t| t.added_count > 0 && unchanged(t)).collect();
         if tables.is_empty() {
             return;
         }
@@ -316,7 +361,8 @@ impl DiskCache {
 
     /// Writes one table's new entries (a table being replaced).
     fn write(&mut self, table: &Table) {
-        if table.added_count > 0 {
+        let unchanged = std::fs::metadata(&table.source.0).is_ok_and(|m| Identity::of(&m) == table.source.1);
+        if table.added_count > 0 && unchanged {
             if let Err(e) = write_table(&self.dir, table) {
                 self.warn_write(&e);
             }
@@ -355,7 +401,7 @@ fn write_table(dir: &Path, table: &Table) -> std::io::Result<()> {
     let mut count = 0u32;
     if let Some(bytes) = &now {
         if let Ok(entries) = checked_entries(bytes, &table.header) {
-            for (key, range) in entries {
+            for (key, range) in entries.into_iter().filter(|(k, _)| !table.bad.contains(k)) {
                 keys.insert(key);
                 body.extend_from_slice(&bytes[range]);
                 count += 1;

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use aarchx_ir::GuestState;
 
 use crate::mem::{Errno, GuestMemory, GUEST_PAGE};
+use crate::objects::Position;
 use elf::{Elf, ElfError, ElfKind};
 use rootfs::{LastLink, Rootfs};
 use stack::StackContents;
@@ -95,9 +96,17 @@ impl LoadedProgram {
     }
 }
 
+/// A file's bytes as read, and its metadata when it did not change while
+/// it was read (the same before and after: what the persistent cache may
+/// name those bytes by).
+struct FileBytes {
+    data: Vec<u8>,
+    meta: Option<std::fs::Metadata>,
+}
+
 /// Reads the file at `path`, which must be a regular file (as for
 /// execve: reading a device or a FIFO might never end).
-fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
+fn read_file(path: &Path) -> Result<FileBytes, LoadError> {
     let error = |source: io::Error| match source.kind() {
         io::ErrorKind::NotFound => LoadError::NotFound(path.to_path_buf()),
         _ => LoadError::Read { path: path.to_path_buf(), source },
@@ -107,7 +116,12 @@ fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
         let what = if kind.is_dir() { "a directory" } else { "a device, FIFO or socket" };
         return Err(LoadError::NotAFile { path: path.to_path_buf(), what });
     }
-    std::fs::read(path).map_err(error)
+    let mut file = std::fs::File::open(path).map_err(error)?;
+    let before = file.metadata().map_err(error)?;
+    let mut data = Vec::with_capacity(before.len() as usize);
+    io::Read::read_to_end(&mut file, &mut data).map_err(error)?;
+    let meta = file.metadata().ok().filter(|after| crate::objects::same_file(&before, after));
+    Ok(FileBytes { data, meta })
 }
 
 /// Where an image's pages go and with which protections, computed from
@@ -193,7 +207,8 @@ fn push_run(runs: &mut Vec<(u64, u32)>, len: u64, prot: u32) {
 /// with their final protections: an ET_EXEC at its addresses, an ET_DYN
 /// anywhere, aligned to its segments' alignment. `brk` places the brk heap
 /// after it (the main program). Returns the load bias.
-fn map_elf(memory: &mut GuestMemory, path: &Path, elf: &Elf, data: &[u8], brk: bool) -> Result<u64, LoadError> {
+fn map_elf(memory: &mut GuestMemory, path: &Path, elf: &Elf, file: &FileBytes, brk: bool) -> Result<u64, LoadError> {
+    let data = &file.data;
     let map_err = |what| move |errno| LoadError::Map { path: path.to_path_buf(), what, errno };
     let layout = image_layout(elf);
     let at = (elf.kind == ElfKind::Exec).then_some(layout.lo);
@@ -213,11 +228,12 @@ fn map_elf(memory: &mut GuestMemory, path: &Path, elf: &Elf, data: &[u8], brk: b
     // pages a function of its content, at a position in it (its virtual
     // address) that moves with the load bias; the pages the program cannot
     // write stay so. A file that cannot be named again is not cached.
-    if let (Ok(file), Ok(meta)) = (std::fs::canonicalize(path), std::fs::metadata(path)) {
+    if let (Ok(name), Some(meta)) = (std::fs::canonicalize(path), &file.meta) {
         let mut start = base;
         for &(len, prot) in &layout.runs {
             let clean = prot != 0 && prot & crate::mem::PROT_WRITE == 0;
-            memory.objects_mut().mapped(start, start + len, &file, &meta, start.wrapping_sub(bias), clean);
+            let at = start.wrapping_sub(bias);
+            memory.objects_mut().mapped(start, start + len, &name, meta, Position::Image(at), clean);
             start += len;
         }
     }
@@ -246,15 +262,15 @@ fn map_interpreter(
             _ => LoadError::Read { path: looked_for.clone(), source },
         }
     })?;
-    let data = read_file(&path).map_err(|e| match e {
+    let file = read_file(&path).map_err(|e| match e {
         LoadError::NotFound(_) => not_found(),
         e => e,
     })?;
-    let elf = elf::parse(&data).map_err(|reason| LoadError::NotRunnable { path: path.clone(), reason })?;
+    let elf = elf::parse(&file.data).map_err(|reason| LoadError::NotRunnable { path: path.clone(), reason })?;
     if elf.interp.is_some() {
         return Err(LoadError::NestedInterpreter { program: program.to_path_buf(), interp: path });
     }
-    let bias = map_elf(memory, &path, &elf, &data, false)?;
+    let bias = map_elf(memory, &path, &elf, &file, false)?;
     Ok((bias, elf.entry.wrapping_add(bias)))
 }
 
@@ -262,10 +278,10 @@ fn map_interpreter(
 /// (`argv[0]` included) and environment (`NAME=value` strings); a dynamic
 /// executable's loader comes from `root`.
 pub fn load(path: &Path, argv: &[OsString], envp: &[OsString], root: &Rootfs) -> Result<LoadedProgram, LoadError> {
-    let data = read_file(path)?;
-    let elf = elf::parse(&data).map_err(|reason| LoadError::NotRunnable { path: path.to_path_buf(), reason })?;
+    let file = read_file(path)?;
+    let elf = elf::parse(&file.data).map_err(|reason| LoadError::NotRunnable { path: path.to_path_buf(), reason })?;
     let mut memory = GuestMemory::new();
-    let bias = map_elf(&mut memory, path, &elf, &data, true)?;
+    let bias = map_elf(&mut memory, path, &elf, &file, true)?;
     let (interp_base, entry) = match &elf.interp {
         Some(interp) => map_interpreter(&mut memory, path, interp, root)?,
         None => (0, elf.entry.wrapping_add(bias)),
