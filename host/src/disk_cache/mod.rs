@@ -211,12 +211,12 @@ impl DiskCache {
                 }
             }
             self.store(objects, rip, shape, model, fresh, reads);
-            eprintln!(
+            warn(format_args!(
                 "aarchx: persistent cache: the region at {:#x} differs from its translation now\n--- from the cache ---\n{}--- translated now ---\n{}",
                 fresh.entry,
                 aarchx_ir::print::print(loaded),
                 aarchx_ir::print::print(fresh)
-            );
+            ));
         }
     }
 
@@ -371,10 +371,10 @@ impl DiskCache {
 
     fn warn_write(&mut self, e: &std::io::Error) {
         if !std::mem::replace(&mut self.warned_write, true) {
-            eprintln!(
+            warn(format_args!(
                 "aarchx: warning: persistent cache: cannot write in {}: {e}; this run's translations are not kept",
                 self.dir.display()
-            );
+            ));
         }
     }
 }
@@ -492,8 +492,14 @@ pub fn default_dir() -> Option<PathBuf> {
     var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|h| h.join(".cache"))).map(|d| d.join("aarchx"))
 }
 
+/// One message on stderr; a stderr the guest closed or whose reader went
+/// away (EPIPE) loses it rather than failing the run.
+fn warn(message: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr(), "{message}");
+}
+
 fn warn_damaged(file: &Path, e: &FormatError) {
-    eprintln!("aarchx: warning: persistent cache: {} is damaged ({e}): ignored", file.display());
+    warn(format_args!("aarchx: warning: persistent cache: {} is damaged ({e}): ignored", file.display()));
 }
 
 fn hex(bytes: &[u8]) -> String {
