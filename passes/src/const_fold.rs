@@ -11,7 +11,8 @@
 //! folds one: its value depends on where the code is loaded); and a 128-bit `udiv`/`urem` of zero-extended 64-bit operands
 //! (`xor edx, edx; div rbx`) becomes the 64-bit one. A `brif` on a
 //! constant becomes a `jump`; blocks no longer reached keep only a
-//! terminator that uses no value.
+//! terminator that uses no value, and a block then reached by one `jump`
+//! alone joins the block it comes from.
 //!
 //! The lifter emits these where x86 semantics need them in general but a
 //! given instruction does not: the `& 63` of a shift by an immediate, the
@@ -66,7 +67,8 @@ impl Pass for ConstFold {
         }
         region.resolve_aliases(&alias);
         if fold_branches(region) {
-            strip_unreachable(region);
+            let reached = strip_unreachable(region);
+            merge_straight_lines(region, reached);
         }
         Ok(())
     }
@@ -93,7 +95,7 @@ fn fold_branches(region: &mut Region) -> bool {
 /// Empties blocks no path from the entry reaches: each keeps only its
 /// terminator when that uses no value, else becomes a `trap ill` (never
 /// executed), so no block uses a value it is not dominated by.
-fn strip_unreachable(region: &mut Region) {
+fn strip_unreachable(region: &mut Region) -> Vec<bool> {
     let n = region.blocks.len();
     let mut reached = vec![false; n];
     let mut work = vec![0usize];
@@ -119,6 +121,42 @@ fn strip_unreachable(region: &mut Region) {
             })
         };
         region.blocks[b].insts = alloc::vec![keep];
+    }
+    reached
+}
+
+/// Appends to a block ending in `jump B` the instructions of B when the
+/// jump is B's only way in (a branch folded away left it so): one block,
+/// whose values the backend keeps in registers across the old boundary.
+/// B is then unreached and keeps only a `trap ill`.
+fn merge_straight_lines(region: &mut Region, mut reached: Vec<bool>) {
+    let n = region.blocks.len();
+    let mut preds = vec![0u32; n];
+    for b in (0..n).filter(|&b| reached[b]) {
+        if let Some(&last) = region.blocks[b].insts.last() {
+            for &s in region.inst(last).successors() {
+                preds[s as usize] += 1;
+            }
+        }
+    }
+    for a in 0..n {
+        while reached[a] {
+            let Some(&last) = region.blocks[a].insts.last() else { break };
+            let t = *region.inst(last);
+            let target = t.successors().first().map(|&s| s as usize);
+            let Some(b) = target.filter(|&b| t.op == Opcode::Jump && b != 0 && b != a && preds[b] == 1) else { break };
+            region.blocks[a].insts.pop();
+            let moved = core::mem::take(&mut region.blocks[b].insts);
+            region.blocks[a].insts.extend(moved);
+            let trap = region.add_inst(InstData {
+                op: Opcode::Trap,
+                ty: Type::I64,
+                aux: TrapKind::Ill as u16,
+                args: [region.entry as u32, (region.entry >> 32) as u32, 0],
+            });
+            region.blocks[b].insts = alloc::vec![trap];
+            reached[b] = false;
+        }
     }
 }
 
@@ -339,6 +377,52 @@ fn fold_address(region: &Region, d: &InstData) -> Option<Folded> {
 mod tests {
     use super::*;
     use crate::testing::run_pass;
+
+    #[test]
+    fn a_decided_branch_leaves_one_straight_line() {
+        let out = run_pass(
+            &mut ConstFold,
+            "\
+region 0x1000
+block0:
+  v0 = iconst.i1 0x1
+  brif v0, block1, block2
+block1:
+  v1 = get rax
+  set rbx, v1
+  jump block3
+block2:
+  v2 = get rbx
+  set rax, v2
+  jump block3
+block3:
+  v3 = get rcx
+  set rdx, v3
+  exit jump 0x2000
+",
+        );
+        // block1 and block3 join block0 (block3's other way in, block2,
+        // is no longer reached); what is left of them is never run.
+        assert_eq!(
+            out,
+            "\
+region 0x1000
+block0:
+  v0 = iconst.i1 0x1
+  v1 = get rax
+  set rbx, v1
+  v2 = get rcx
+  set rdx, v2
+  exit jump 0x2000
+block1:
+  trap ill 0x1000
+block2:
+  trap ill 0x1000
+block3:
+  trap ill 0x1000
+"
+        );
+    }
 
     #[test]
     fn guest_addresses_fold_only_by_an_offset() {

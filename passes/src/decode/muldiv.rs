@@ -2,7 +2,7 @@
 //! (a divide error, #DE, becomes `trap divzero`, which the runtime turns
 //! into SIGFPE).
 
-use aarchx_ir::{Block, ExitKind, IntCond, Opcode, Reg, TrapKind, Type, Value};
+use aarchx_ir::{Block, IntCond, Opcode, Reg, TrapKind, Type, Value};
 use iced_x86::Register;
 
 use super::lift::Outcome;
@@ -161,11 +161,14 @@ impl L<'_, '_> {
             self.gpr_set(data, rn);
         }
         if let Some(narrow) = narrow {
-            // Rare: that path leaves the region, the other goes on in it
-            // (straight-line code for the passes after a `xor edx, edx`).
-            self.b.exit(ExitKind::Jump, self.i.next_ip());
+            // Both paths go on in the region: a region without superblocks
+            // still runs every one of its instructions each time it runs.
+            let join = self.b.create_block();
+            self.b.jump(join);
             self.b.switch_to(narrow);
             self.divide_narrow(signed, divisor);
+            self.b.jump(join);
+            self.b.switch_to(join);
         }
         // All six flags are undefined after a division; leave them as they were.
         Outcome::Next
@@ -174,10 +177,12 @@ impl L<'_, '_> {
     /// Branches on whether a 64-bit division's dividend fits in 64 bits
     /// (rdx zero, or for idiv the sign extension of rax, as after `xor
     /// edx, edx` or `cqo`: what compilers emit) and goes on in the block
-    /// where it does not; returns the one where it does.
+    /// where it does not; returns the one where it does. (Unsigned, only
+    /// rdx is read here: rax is not live across the branch.)
     fn branch_on_narrow_dividend(&mut self, signed: bool) -> Block {
-        let (hi, lo) = (self.gpr_get(Register::RDX), self.gpr_get(Register::RAX));
+        let hi = self.gpr_get(Register::RDX);
         let high_of_lo = if signed {
+            let lo = self.gpr_get(Register::RAX);
             let sh = self.c(Type::I8, 63);
             self.bin(Opcode::Ashr, Type::I64, lo, sh)
         } else {

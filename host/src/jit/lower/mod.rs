@@ -174,13 +174,32 @@ pub fn lower(
         4
     };
     l.prologue();
-    for b in 0..region.blocks.len() {
+    let dead = dead_stubs(region);
+    for b in (0..region.blocks.len()).filter(|b| !dead[*b]) {
         l.block(b)?;
     }
     l.checked_runs()?;
     let fixups = l.misaligned_paths();
     let code = l.ops.finalize().map_err(|e| Decline::Assembler(e.to_string()))?;
     Ok(Lowered { code, entry, stubs: l.stubs, fixups })
+}
+
+/// The blocks no path from the entry reaches that hold only their
+/// terminator (what `const-fold` leaves of a branch it decided): not
+/// emitted, as nothing branches to them.
+fn dead_stubs(region: &Region) -> Vec<bool> {
+    let n = region.blocks.len();
+    let mut reached = vec![false; n];
+    let mut work = vec![0usize];
+    while let Some(b) = work.pop() {
+        if b >= n || std::mem::replace(&mut reached[b], true) {
+            continue;
+        }
+        if let Some(last) = region.blocks[b].insts.last() {
+            work.extend(region.inst(*last).successors().iter().map(|s| *s as usize));
+        }
+    }
+    (0..n).map(|b| !reached[b] && region.blocks[b].insts.len() == 1).collect()
 }
 
 /// The state of one region's translation.
