@@ -110,19 +110,21 @@ fn strip_unreachable(region: &mut Region) -> Vec<bool> {
     for b in (0..n).filter(|b| !reached[*b]) {
         let Some(&last) = region.blocks[b].insts.last() else { continue };
         let term = *region.inst(last);
-        let keep = if term.values().next().is_none() && term.successors().is_empty() {
-            last
-        } else {
-            region.add_inst(InstData {
-                op: Opcode::Trap,
-                ty: term.ty,
-                aux: TrapKind::Ill as u16,
-                args: [region.entry as u32, (region.entry >> 32) as u32, 0],
-            })
-        };
+        let keep =
+            if term.values().next().is_none() && term.successors().is_empty() { last } else { never_run(region) };
         region.blocks[b].insts = alloc::vec![keep];
     }
     reached
+}
+
+/// A `trap ill` for a block no path reaches (never executed).
+fn never_run(region: &mut Region) -> Value {
+    region.add_inst(InstData {
+        op: Opcode::Trap,
+        ty: Type::I64,
+        aux: TrapKind::Ill as u16,
+        args: [region.entry as u32, (region.entry >> 32) as u32, 0],
+    })
 }
 
 /// Appends to a block ending in `jump B` the instructions of B when the
@@ -148,13 +150,7 @@ fn merge_straight_lines(region: &mut Region, mut reached: Vec<bool>) {
             region.blocks[a].insts.pop();
             let moved = core::mem::take(&mut region.blocks[b].insts);
             region.blocks[a].insts.extend(moved);
-            let trap = region.add_inst(InstData {
-                op: Opcode::Trap,
-                ty: Type::I64,
-                aux: TrapKind::Ill as u16,
-                args: [region.entry as u32, (region.entry >> 32) as u32, 0],
-            });
-            region.blocks[b].insts = alloc::vec![trap];
+            region.blocks[b].insts = alloc::vec![never_run(region)];
             reached[b] = false;
         }
     }
