@@ -7,6 +7,7 @@
 //! (the only toolchain here with an aarch64 std), even when xtask itself was
 //! started by rustup's cargo: mixing the two rebuilds everything.
 
+mod demo;
 mod package;
 
 use std::env;
@@ -29,7 +30,9 @@ commands:
            the aarch64 cross build, qemu-aarch64, the guest compiler)
   guests   build the x86-64 guest test programs (make -C guest)
   build    build aarchx for the host (x86-64 only) and for aarch64 (static)
-  demo     setup + guests + build, then run a guest program under aarchx
+  demo     setup + guests + build, then a dynamically linked x86-64 program
+           with threads natively and under aarchx with three policies:
+           outputs checked against the native run, stats and an A/B table
   test     setup + guests + build + the package's .deb, then cargo test
            --workspace --release (and on x86-64 aarchx's unit tests built
            for aarch64, under qemu)
@@ -60,7 +63,7 @@ fn main() -> ExitCode {
         Some("setup") => setup(&cx),
         Some("guests") => guests(&cx),
         Some("build") => build(&cx),
-        Some("demo") => demo(&cx),
+        Some("demo") => demo::demo(&cx),
         Some("test") => test(&cx),
         Some("package") => package::package(&cx),
         Some("bench") => bench(&cx, &args[1..]),
@@ -375,87 +378,6 @@ fn build(cx: &Cx) -> Result {
         step(cx)?;
     }
     Ok(())
-}
-
-// ---------------------------------------------------------------------------
-// demo
-
-/// `guest/build/static/hello`, or the first guest program there is.
-fn demo_guest(cx: &Cx) -> Result<PathBuf> {
-    let dir = cx.guest_dir().join("static");
-    let hello = dir.join("hello");
-    if hello.is_file() {
-        return Ok(hello);
-    }
-    let mut all: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
-        .collect();
-    all.sort();
-    all.into_iter().next().ok_or_else(|| format!("no guest programs in {}", dir.display()))
-}
-
-/// Runs a demo command with output passed through; reports its exit status.
-fn demo_run(label: &str, cmd: &mut Command) -> Option<i32> {
-    println!("\n== {label}\n$ {}", show(cmd));
-    match cmd.stdin(Stdio::null()).status() {
-        Ok(s) => {
-            println!("== {label}: {}", s.code().map_or(format!("{s}"), |c| format!("exit code {c}")));
-            s.code()
-        }
-        Err(e) => {
-            println!("== {label}: cannot run: {e}");
-            None
-        }
-    }
-}
-
-fn demo(cx: &Cx) -> Result {
-    setup(cx)?;
-    guests(cx)?;
-    build(cx)?;
-    let guest = demo_guest(cx)?;
-    let guest_rel = cx.rel(&guest).to_path_buf();
-    let arm64 = cx.rel(&cx.arm64_bin()).to_path_buf();
-    let mut codes = Vec::new();
-    match cx.host {
-        Host::X86_64 => {
-            codes.push(demo_run("native x86-64 run, for reference", Command::new(&guest).current_dir(&cx.root)));
-            let qemu = qemu().ok_or("qemu-aarch64 not found (run `cargo xtask setup`)")?;
-            codes.push(demo_run(
-                "aarchx JIT (aarch64 build under qemu-aarch64)",
-                Command::new(qemu).arg(&arm64).arg(&guest_rel).current_dir(&cx.root),
-            ));
-            let host = cx.rel(&cx.host_bin()).to_path_buf();
-            codes.push(demo_run(
-                "aarchx interpreter (x86-64 build)",
-                Command::new(Path::new(".").join(host))
-                    .args(["--policy", "policies/interp.ron"])
-                    .arg(&guest_rel)
-                    .current_dir(&cx.root),
-            ));
-        }
-        Host::Aarch64 => {
-            codes.push(demo_run(
-                "aarchx JIT",
-                Command::new(Path::new(".").join(&arm64)).arg(&guest_rel).current_dir(&cx.root),
-            ));
-            codes.push(demo_run(
-                "aarchx interpreter",
-                Command::new(Path::new(".").join(&arm64))
-                    .args(["--policy", "policies/interp.ron"])
-                    .arg(&guest_rel)
-                    .current_dir(&cx.root),
-            ));
-        }
-    }
-    if codes.iter().all(|c| c.is_some() && *c == codes[0]) {
-        println!("\ndemo: every run exited with the same code");
-        Ok(())
-    } else {
-        Err(String::from("demo: the runs disagree (see the exit codes above)"))
-    }
 }
 
 // ---------------------------------------------------------------------------
