@@ -27,10 +27,7 @@ fn main() -> ExitCode {
         Err(e) => return fail(&e, 2),
     };
     match invocation {
-        Invocation::Print(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
+        Invocation::Print(text) => print_out(&text),
         Invocation::Run { options, program, args } => run_program(options, &program, &args),
         Invocation::Command(command) => subcommand(command),
     }
@@ -112,6 +109,17 @@ fn subcommand(command: Command) -> ExitCode {
                 Err(e) => fail(&e, e.exit_status()),
             }
         }
+        Command::Explain { policy, at, quick, program } => {
+            let request = Request { policy: policy.policy.as_deref(), sets: &policy.sets, ..Request::default() };
+            let settings = match settings::resolve(&request) {
+                Ok(s) => s,
+                Err(e) => return settings_error(e),
+            };
+            match cli::explain::explain(&settings.policy, &program, &at, quick) {
+                Ok(text) => print_out(&text),
+                Err(e) => fail(&e, e.exit_status()),
+            }
+        }
         Command::Binfmt(command) => binfmt_command(command),
         Command::Cache(command) => cache_command(command),
         Command::Completions { shell } => {
@@ -144,7 +152,7 @@ fn cache_command(command: CacheCommand) -> ExitCode {
         CacheCommand::Verify { .. } => match cli::cache::verify(&root) {
             (text, true) => print_out(&text),
             (text, false) => {
-                print!("{text}");
+                print_out(&text);
                 ExitCode::from(1)
             }
         },
@@ -176,7 +184,13 @@ fn is_policy_file(target: &OsStr) -> bool {
     Path::new(target).extension().is_some_and(|e| e == "ron" || e == "lua")
 }
 
+/// Writes a subcommand's output; a reader that went away (`| head`) is
+/// not an error.
 fn print_out(text: &str) -> ExitCode {
-    print!("{text}");
-    ExitCode::SUCCESS
+    use std::io::Write as _;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => fail(&format!("cannot write to stdout: {e}"), 1),
+    }
 }

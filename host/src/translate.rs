@@ -249,16 +249,31 @@ impl Pipeline {
         superblocks: bool,
     ) -> Result<Region, TranslateError> {
         self.config.superblocks = superblocks;
-        match self.run_passes(entry, code, executions, variant) {
+        match self.run_passes(entry, code, executions, variant, None) {
             Err(e) if variant == Variant::Policy && self.on_failure == PassFailure::Fallback && self.optional(&e) => {
                 self.fell_back += 1;
                 if self.fell_back <= FALLBACK_WARNINGS {
                     eprintln!("aarchx: warning: {e}; running its reference translation");
                 }
-                self.run_passes(entry, code, executions, Variant::Reference)
+                self.run_passes(entry, code, executions, Variant::Reference, None)
             }
             other => other,
         }
+    }
+
+    /// Translates the guest code at `entry` with every pass of the policy,
+    /// handing `observe` each pass's name and the region after it (passes
+    /// the region hook switched off are not shown), the IR verifier after
+    /// each. No fallback: a pass that fails is the error (`aarchx explain`).
+    pub fn translate_observed(
+        &mut self,
+        entry: u64,
+        code: &dyn GuestCode,
+        superblocks: bool,
+        observe: &mut dyn FnMut(&str, &Region),
+    ) -> Result<Region, TranslateError> {
+        self.config.superblocks = superblocks;
+        self.run_passes(entry, code, 0, Variant::Policy, Some(observe))
     }
 
     /// Whether the pass that failed with `e` is one the reference
@@ -269,13 +284,15 @@ impl Pipeline {
         })
     }
 
-    /// Runs the passes `variant` takes over a new region at `entry`.
+    /// Runs the passes `variant` takes over a new region at `entry`,
+    /// showing `observe` the region after each one that ran.
     fn run_passes(
         &mut self,
         entry: u64,
         code: &dyn GuestCode,
         executions: u64,
         variant: Variant,
+        mut observe: Option<&mut dyn FnMut(&str, &Region)>,
     ) -> Result<Region, TranslateError> {
         let mut region = Region::new(entry);
         let cx = PassContext { code, config: &self.config };
@@ -294,9 +311,10 @@ impl Pipeline {
                 off = self.passes_off(&region, executions)?;
             }
             let step = &mut self.passes[i];
+            let switched_off = off.get(i).copied().unwrap_or(false);
             let ran = if !in_variant {
                 Ok(())
-            } else if off.get(i).copied().unwrap_or(false) {
+            } else if switched_off {
                 tracing::trace!(pass = step.name, entry = format_args!("{entry:#x}"), "switched off by on_region");
                 Ok(())
             } else {
@@ -340,11 +358,14 @@ impl Pipeline {
                     error,
                 })?;
             }
-            if self.check_each_pass || i == last {
+            if self.check_each_pass || i == last || observe.is_some() {
                 let started = Instant::now();
                 let checked = verify(&region);
                 self.verify_time += started.elapsed();
                 checked.map_err(|error| TranslateError::Invalid { pass: self.passes[i].name.clone(), entry, error })?;
+            }
+            if let Some(observe) = observe.as_deref_mut().filter(|_| in_variant && !switched_off) {
+                observe(&self.passes[i].name, &region);
             }
         }
         Ok(region)

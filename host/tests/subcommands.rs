@@ -1,4 +1,4 @@
-//! The subcommands (`passes`, `policy check`, `policy show`,
+//! The subcommands (`passes`, `policy check`, `policy show`, `explain`,
 //! `completions`, `man`) and the rule that tells a subcommand from a
 //! program: their output, their errors (one line, exit status 2), and
 //! `--help` of each.
@@ -122,6 +122,8 @@ fn every_subcommand_has_help() {
         &["binfmt", "--help"],
         &["binfmt", "install", "--help"],
         &["completions", "--help"],
+        &["explain", "--help"],
+        &["cache", "--help"],
     ] {
         let text = stdout_of(args);
         assert!(text.contains("Usage: aarchx "), "{args:?}: {text}");
@@ -159,4 +161,95 @@ fn a_program_named_like_a_subcommand_runs_by_path_or_after_dashes() {
     // Without either, it is the subcommand.
     let o = run(isolated(&["passes"]).current_dir(&dir));
     assert!(String::from_utf8_lossy(&o.stdout).contains("decode  (decode stage, built in)"));
+}
+
+/// The instruction addresses objdump lists for `symbol` in `file`, up to
+/// and including the first `syscall`, and the address after it.
+fn objdump_until_syscall(file: &std::path::Path, symbol: &str) -> (Vec<u64>, u64) {
+    let out = std::process::Command::new("objdump")
+        .args(["-d", "-M", "intel", "--no-show-raw-insn"])
+        .arg(format!("--disassemble={symbol}"))
+        .arg(file)
+        .output()
+        .expect("objdump runs");
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    let insns: Vec<(u64, bool)> = text
+        .lines()
+        .filter_map(|l| {
+            let (addr, rest) = l.trim().split_once(":\t")?;
+            Some((u64::from_str_radix(addr, 16).ok()?, rest.trim() == "syscall"))
+        })
+        .collect();
+    let end = insns.iter().position(|&(_, syscall)| syscall).expect("a syscall in the listing");
+    (insns[..=end].iter().map(|&(a, _)| a).collect(), insns[end + 1].0)
+}
+
+#[test]
+fn explain_shows_the_guest_code_the_ir_after_each_pass_and_the_arm64_code() {
+    let hello = common::guest_dir().join("static/hello");
+    let text = stdout_of(&["explain", "--at", "_start", path_str(&hello)]);
+    // The guest code: the instructions objdump lists from _start up to the
+    // first syscall (where a region ends), by address, their bytes counted.
+    let (addrs, after) = objdump_until_syscall(&hello, "_start");
+    let heading = format!("== guest x86-64: {} instructions, {} bytes", addrs.len(), after - addrs[0]);
+    assert!(text.contains(&heading), "no `{heading}` in:\n{text}");
+    for a in &addrs {
+        assert!(text.contains(&format!("\n  {a:#x}  ")), "{a:#x} not listed:\n{text}");
+    }
+    assert!(text.contains("mov eax,1") && text.contains("syscall"), "{text}");
+    // The IR after each pass of the default policy, in its order.
+    let policy = std::fs::read_to_string(common::repo_root().join("policies/default.ron")).expect("default.ron");
+    let passes: Vec<&str> =
+        policy.lines().filter_map(|l| l.trim().strip_prefix("(name: \"")?.split('"').next()).collect();
+    assert!(passes.len() >= 5, "{passes:?}");
+    let mut at = 0;
+    for pass in &passes {
+        let found = text[at..].find(&format!("\n== IR after {pass}: ")).unwrap_or_else(|| panic!("{pass}:\n{text}"));
+        at += found + 1;
+    }
+    // The arm64 code: as many listed words as the heading says, every one
+    // a valid instruction, the last a branch to the dispatcher's exit.
+    let arm64 = &text[text.find("\n== arm64: ").expect("an arm64 section") + 1..];
+    let words: Vec<&str> = arm64.lines().skip(1).collect();
+    let n: usize = arm64["== arm64: ".len()..].split(' ').next().and_then(|n| n.parse().ok()).expect("a count");
+    assert!(arm64.starts_with(&format!("== arm64: {n} instructions, {} bytes", 4 * n)), "{arm64}");
+    assert_eq!(words.len(), n, "{arm64}");
+    assert!(words.iter().all(|w| !w.contains('<')), "an undecodable word:\n{arm64}");
+    assert!(words.last().is_some_and(|w| w.split_whitespace().nth(2) == Some("b")), "{arm64}");
+}
+
+#[test]
+fn explain_follows_the_policy_and_the_tiering_shape() {
+    let argv = common::guest_dir().join("static/argv");
+    let plain = stdout_of(&["explain", "--at", "main", path_str(&argv)]);
+    let ordered = stdout_of(&["explain", "--at", "main", "--policy", "ordered", path_str(&argv)]);
+    let orders = |t: &str| t.lines().filter(|l| [" ldar", " stlr", " dmb"].iter().any(|m| l.contains(m))).count();
+    assert_eq!(orders(&plain), 0, "{plain}");
+    assert!(orders(&ordered) > 0, "{ordered}");
+    assert!(ordered.contains("memory model Ordered"));
+    // The quick translation follows no branch: it holds fewer guest
+    // instructions than the superblock (main calls before it returns).
+    let count = |t: &str| -> usize {
+        let line = t.lines().find(|l| l.starts_with("== guest x86-64: ")).expect("guest heading");
+        line["== guest x86-64: ".len()..].split(' ').next().and_then(|n| n.parse().ok()).expect("a count")
+    };
+    let quick = stdout_of(&["explain", "--quick", "--at", "main", path_str(&argv)]);
+    assert!(quick.contains("quick translation"));
+    assert!(count(&quick) < count(&plain), "quick {} superblock {}", count(&quick), count(&plain));
+}
+
+#[test]
+fn explain_errors_are_one_line() {
+    let argv = common::guest_dir().join("static/argv");
+    let o = run(&mut isolated(&["explain", "--at", "no_such_symbol", path_str(&argv)]));
+    assert_one_line_error(&o, 2, &["argv", "no symbol `no_such_symbol`"]);
+    let o = run(&mut isolated(&["explain", "--at", "0x10", path_str(&argv)]));
+    assert_one_line_error(&o, 2, &["0x10 is not in an executable segment"]);
+    let o = run(&mut isolated(&["explain", "--at", "main", "/no/such/program"]));
+    assert_one_line_error(&o, 127, &["/no/such/program"]);
+    let readme = common::repo_root().join("README.md");
+    let o = run(&mut isolated(&["explain", "--at", "main", path_str(&readme)]));
+    assert_one_line_error(&o, 126, &["README.md", "not a runnable x86-64 ELF"]);
+    let o = run(&mut isolated(&["explain", path_str(&argv)]));
+    assert_one_line_error(&o, 2, &["--at"]);
 }

@@ -6,12 +6,13 @@
 //! recognises a start through binfmt_misc, whose argv is not a command line.
 //!
 //! A first word that is exactly a subcommand's name (`passes`, `policy`,
-//! `binfmt`, `completions`, `man`, `help`) is that subcommand; a guest
+//! `binfmt`, `cache`, `explain`, `completions`, `man`, `help`) is that subcommand; a guest
 //! program of such a name is run by a path (`./passes`) or after `--`
 //! (`aarchx -- passes`), and after any option (`aarchx --policy P passes`)
 //! a word is always PROGRAM.
 
 pub mod cache;
+pub mod explain;
 pub mod passes;
 pub mod show;
 
@@ -56,8 +57,8 @@ Exit status:
   1    a subcommand could not do what it was asked (binfmt install refused
        or not permitted, cache verify found a damaged file)
   2    usage error, a policy or per-program rules file that does not load
-       or validate, or a guest root that does not exist or is not a
-       directory
+       or validate, a guest root that does not exist or is not a
+       directory, or an `explain --at` that names no code
   3    verify mode found a translated block that disagrees with the
        interpreter or with the block's reference translation
   4    translation failed: the lifter or a plugin pass failed or produced
@@ -153,6 +154,24 @@ pub enum Command {
     /// $XDG_CACHE_HOME/aarchx).
     #[command(subcommand)]
     Cache(CacheCommand),
+    /// Show one region of a program as a developer inspects it: its guest
+    /// x86-64 instructions, its IR after each pass of the policy, and the
+    /// arm64 code the JIT makes of it, with its size.
+    Explain {
+        #[command(flatten)]
+        policy: PolicyOptions,
+        /// Where the region starts: an address of the file (0x401000, or
+        /// decimal; a PIE's as if loaded at 0) or a symbol of its .symtab
+        /// or .dynsym, with an optional offset (main, main+0x10).
+        #[arg(long, value_name = "ADDR")]
+        at: String,
+        /// Show the quick translation a region first gets under tiering
+        /// (no branch followed) instead of its superblock.
+        #[arg(long)]
+        quick: bool,
+        /// The x86-64 program (or shared library) whose code it is.
+        program: PathBuf,
+    },
     /// Print a shell completion script for SHELL.
     Completions {
         #[arg(value_enum)]
