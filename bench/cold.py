@@ -33,6 +33,8 @@ import subprocess
 import sys
 import tempfile
 
+from progress import Progress
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 COMMANDS = [
@@ -153,14 +155,16 @@ def main():
             head += " 2 / 1 |"
     print(head)
     print("|---|" + "---:|" * (head.count("|") - 2))
+    progress = Progress(len(commands) * len(args.aarchx) * (2 if args.warm else 1), "runs")
     for n, command in enumerate(commands):
         shown = " ".join(os.path.basename(w) if w.startswith(work) else w for w in command)
         row, counts = f"| `{shown}` |", []
         for i, aarchx in enumerate(args.aarchx):
             cache = os.path.join(work, f"cache-{n}-{i}")
             for warm in [False, True] if args.warm else [False]:
-                print(f"cold.py: {shown} under build {i + 1}{' (warm)' if warm else ''}", file=sys.stderr)
+                progress.status(f"{shown} under build {i + 1}{' (warm)' if warm else ''}")
                 insns, stats = run(args.qemu, args.plugin, aarchx, command, cache)
+                progress.advance()
                 counts.append(insns)
                 if args.warm:
                     row += f" {insns / 1e9:.2f} G | {stats.get('regions', '?')} |"
@@ -170,7 +174,8 @@ def main():
                     row += f" {insns / 1e9:.2f} G | {stats.get('regions', '?')} | {stats.get('guest_insns', '?')} | {stats.get('retranslated_insns', '?')} |"
         if len(counts) == 2:
             row += f" {counts[1] / counts[0]:.2f} |"
-        print(row, flush=True)
+        progress.log(row, sys.stdout)
+    progress.close()
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -38,6 +38,8 @@ import sys
 import tempfile
 import time
 
+from progress import Progress
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "bench")
 BUILD = os.path.join(BENCH, "build")
@@ -71,8 +73,12 @@ TOTALS = re.compile(r"translation totals.*?regions=(\d+).*?guest_insns=(\d+)(?:.
 STATS = re.compile(r"^aarchx-stats: (.*)$", re.M)
 
 
+# The status line on a terminal (bench/progress.py); log lines print above it.
+PROGRESS = Progress(1, "runs")
+
+
 def log(msg):
-    print(msg, file=sys.stderr, flush=True)
+    PROGRESS.log(msg)
 
 
 def is_aarch64_elf(path):
@@ -390,8 +396,11 @@ def main():
 
     results = {}
     t_start = time.time()
+    global PROGRESS
+    PROGRESS = Progress(len(kernels) * len(allx), "kernel runs")
     for ki, k in enumerate(kernels, 1):
         log("[%d/%d] %s: calibrating" % (ki, len(kernels), k))
+        PROGRESS.status("%s: calibrating SIZE under each engine" % k)
         sizes = {e.name: calibrate(r, e, k, args.target_seconds, fixed) for e in allx}
         res = {"sizes": sizes, "engines": {}}
         ref = {}
@@ -406,6 +415,7 @@ def main():
 
         # x86-64 instructions per unit of SIZE, from the smallest engine SIZE (callgrind is slow).
         sref = min(sizes.values())
+        PROGRESS.status("%s: counting x86-64 instructions (callgrind)" % k)
         native(sref)
         cg_full_out, x_full = r.callgrind(k, sref)
         cg_half_out, x_half = r.callgrind(k, sref // 2)
@@ -423,6 +433,7 @@ def main():
             e = {"ok": True, "why": "", "size": size}
             counts = {}
             for s in (size, half):
+                PROGRESS.status("%s under %s: %s SIZE %d" % (k, eng.name, "counting" if eng.under_qemu else "running", s))
                 if eng.under_qemu:
                     out, rc, insns, stats, errtext = r.count(eng, k, s)
                 else:
@@ -449,7 +460,8 @@ def main():
                 thalf = tsize // 2
                 e["time_size"] = tsize
                 diffs, rss = [], []
-                for _ in range(args.reps):
+                for rep in range(args.reps):
+                    PROGRESS.status("%s under %s: timing, repetition %d/%d" % (k, eng.name, rep + 1, args.reps))
                     o1, rc1, t1, m1, _ = r.timed(eng, k, tsize, rss=True)
                     o2, rc2, t2, _, _ = r.timed(eng, k, thalf)
                     if (o1, rc1) != native(tsize) or (o2, rc2) != native(thalf):
@@ -470,7 +482,9 @@ def main():
                     "%.1f" % (e["rss_kib"] / 1024) if e.get("rss_kib") else "?"))
             else:
                 log("[%d/%d] %s %s: FAILED: %s" % (ki, len(kernels), k, eng.name, e["why"]))
+            PROGRESS.advance()
         results[k] = res
+    PROGRESS.close()
     elapsed = time.time() - t_start
 
     meta = {
