@@ -60,8 +60,11 @@ fn control_fields_contents_and_maintainer_scripts() {
     for name in ["Maintainer", "Section", "Priority", "Description"] {
         assert!(field(name).is_some_and(|v| !v.is_empty()), "no {name}: {fields}");
     }
-    // The binary is static: nothing to depend on.
-    assert_eq!(field("Depends").or(field("Pre-Depends")), None, "{fields}");
+    // The binary is dynamically linked: the C library (at least the
+    // newest GLIBC_ version it uses, checked in the unpacked test) and
+    // libgcc's unwinder.
+    let depends = field("Depends").unwrap_or_else(|| panic!("no Depends: {fields}"));
+    assert!(depends.starts_with("libc6 (>= 2.") && depends.contains("libgcc-s1"), "{depends}");
 
     // `PERMS OWNER SIZE DATE TIME ./PATH` per entry.
     let listing = dpkg_deb(&[OsStr::new("-c"), deb.as_os_str()]);
@@ -75,6 +78,7 @@ fn control_fields_contents_and_maintainer_scripts() {
         .collect();
     let mut expected: Vec<String> = [
         "/usr/bin/aarchx",
+        "/usr/libexec/aarchx-static",
         "/etc/aarchx/programs.ron",
         "/usr/lib/binfmt.d/aarchx.conf",
         "/usr/share/man/man1/aarchx.1.gz",
@@ -94,7 +98,8 @@ fn control_fields_contents_and_maintainer_scripts() {
         let Some((perms, _, size, _)) = entries.iter().find(|e| e.3 == path) else {
             panic!("{path} is not in the package:\n{listing}")
         };
-        let mode = if path == "/usr/bin/aarchx" { "-rwxr-xr-x" } else { "-rw-r--r--" };
+        let program = ["/usr/bin/aarchx", "/usr/libexec/aarchx-static"].contains(&path.as_str());
+        let mode = if program { "-rwxr-xr-x" } else { "-rw-r--r--" };
         assert_eq!(*perms, mode, "{path}");
         assert!(*size > 0, "{path} is empty");
     }
@@ -127,16 +132,34 @@ fn unpacked_aarchx_runs_a_guest_with_a_packaged_policy_named_without_a_path() {
     let sums =
         run(Command::new("md5sum").args(["--check", "--quiet", "--strict", "DEBIAN/md5sums"]).current_dir(&root));
     assert_eq!(sums.code, Some(0), "DEBIAN/md5sums: {}", describe(&sums));
+    // Dynamically linked against the arm64 C library, needing no newer
+    // symbol version than Depends names (objdump's view of the binary).
+    let bin = root.join("usr/bin/aarchx");
+    let headers = run(Command::new("objdump").arg("-p").arg(&bin));
+    assert!(
+        String::from_utf8_lossy(&headers.stdout).contains("NEEDED               libc.so.6"),
+        "{}",
+        describe(&headers)
+    );
+    let fields = dpkg_deb(&[OsStr::new("-f"), deb.as_os_str(), OsStr::new("Depends")]);
+    let version = |v: &str| -> Vec<u32> { v.split('.').map_while(|p| p.parse().ok()).collect() };
+    let depends =
+        fields.split("libc6 (>= ").nth(1).and_then(|v| v.split(')').next()).map(version).expect("libc6 version");
+    let symbols = run(Command::new("objdump").arg("-T").arg(&bin));
+    let symbols = String::from_utf8_lossy(&symbols.stdout);
+    let used = symbols.split("GLIBC_").skip(1).map(|v| version(v.split_whitespace().next().unwrap_or(""))).max();
+    assert!(used.as_ref().is_some_and(|u| *u <= depends), "uses GLIBC_{used:?}, Depends names {depends:?}");
+
     let empty = temp_dir("empty");
     let qemu = std::env::var_os("AARCHX_QEMU").filter(|q| !q.is_empty());
     // The packaged aarchx, with the packaged rules as the system's and no user's.
-    let aarchx = |args: &[&OsStr]| {
-        let bin = root.join("usr/bin/aarchx");
+    let aarchx_at = |bin: &Path, args: &[&OsStr]| {
         let mut c = qemu.as_ref().map_or_else(
-            || Command::new(&bin),
+            || Command::new(bin),
             |q| {
+                // The arm64 C library of the cross toolchain.
                 let mut c = Command::new(q);
-                c.arg(&bin);
+                c.arg("-L").arg(common::ARM64_SYSROOT).arg(bin);
                 c
             },
         );
@@ -146,6 +169,7 @@ fn unpacked_aarchx_runs_a_guest_with_a_packaged_policy_named_without_a_path() {
             .env_remove("AARCHX_POLICY");
         c
     };
+    let aarchx = |args: &[&OsStr]| aarchx_at(&bin, args);
     let stdout = |args: &[&OsStr]| {
         let o = run(&mut aarchx(args));
         assert_eq!(o.code, Some(0), "{args:?}: {}", describe(&o));
@@ -156,6 +180,13 @@ fn unpacked_aarchx_runs_a_guest_with_a_packaged_policy_named_without_a_path() {
     let ordered = root.join("usr/share/aarchx/policies/ordered.ron");
     let named = stdout(&["policy", "show", "--policy", "ordered"].map(OsStr::new));
     assert!(named.starts_with(&format!("policy: {}  (from command line)\n", ordered.display())), "{named}");
+    // So does the static binfmt_misc handler in /usr/libexec.
+    let handler = run(&mut aarchx_at(
+        &root.join("usr/libexec/aarchx-static"),
+        &["policy", "show", "--policy", "ordered"].map(OsStr::new),
+    ));
+    let handler = String::from_utf8_lossy(&handler.stdout);
+    assert!(handler.starts_with(&format!("policy: {}  (from command line)\n", ordered.display())), "{handler}");
     // The packaged rules file gives java the packaged ordered policy.
     let rule = stdout(&["policy", "show", "java"].map(OsStr::new));
     let rules = root.join("etc/aarchx/programs.ron");
@@ -176,7 +207,8 @@ fn unpacked_aarchx_runs_a_guest_with_a_packaged_policy_named_without_a_path() {
     let binfmt = std::fs::read_to_string(root.join("usr/lib/binfmt.d/aarchx.conf")).expect("binfmt.d file");
     let line = binfmt.lines().find(|l| !l.starts_with('#')).expect("a registration line");
     assert!(
-        line.starts_with(r":aarchx:M::\x7f\x45\x4c\x46\x02\x01\x01") && line.ends_with(":/usr/bin/aarchx:PF"),
+        line.starts_with(r":aarchx:M::\x7f\x45\x4c\x46\x02\x01\x01")
+            && line.ends_with(":/usr/libexec/aarchx-static:PF"),
         "{binfmt}"
     );
     let man = run(Command::new("gzip").arg("-dc").arg(root.join("usr/share/man/man1/aarchx.1.gz")));

@@ -79,10 +79,16 @@ pub fn load(entry: &PluginEntry, base: &Path) -> Result<Vec<PassDef>, PluginErro
         // library, which would bring a second C library.
         return Err(PluginError::Static { file });
     }
+    // RTLD_NODELETE: the library stays mapped after its last pass is
+    // dropped. A plugin's runtime may leave behind what refers to its
+    // code (a Rust plugin that panicked registers thread-local destructors),
+    // which the C library runs at exit: unmapped, that was a crash at exit.
+    let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL | libc::RTLD_NODELETE;
     // SAFETY: loading runs the library's initialisers. A plugin is code the
     // user chose to run, as trusted as aarchx itself; this is the boundary.
-    let library =
-        unsafe { Library::new(&path) }.map_err(|e| PluginError::Open { file: file.clone(), message: e.to_string() })?;
+    let library: Library = unsafe { libloading::os::unix::Library::open(Some(&path), flags) }
+        .map_err(|e| PluginError::Open { file: file.clone(), message: e.to_string() })?
+        .into();
     let desc: *const PluginDescriptor = {
         // SAFETY: the symbol's type is the ABI's documented entry signature;
         // a library exporting something else under this name is not a plugin.

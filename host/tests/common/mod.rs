@@ -57,6 +57,35 @@ pub fn arm64_aarchx(what: &str) -> Option<(Option<PathBuf>, PathBuf)> {
     Some((qemu, bin))
 }
 
+/// Where qemu-aarch64 finds the arm64 C library for a dynamically linked
+/// aarch64 program on an x86-64 host: the cross toolchain's.
+pub const ARM64_SYSROOT: &str = "/usr/aarch64-linux-gnu";
+
+/// A command running the dynamically linked aarch64 aarchx
+/// (`AARCHX_ARM64_DYNAMIC_BIN`, which `./x test` builds and names) with
+/// `args`: under qemu-aarch64 with the cross C library when
+/// `AARCHX_QEMU` is set, directly otherwise. Only single-threaded guests:
+/// under this machine's qemu a dynamically linked aarch64 program hangs
+/// when it starts a thread. Without the variable, `what` is recorded as
+/// skipped.
+pub fn arm64_dynamic_aarchx(what: &str, args: &[&std::ffi::OsStr]) -> Option<Command> {
+    let Some(bin) = std::env::var_os("AARCHX_ARM64_DYNAMIC_BIN").map(PathBuf::from) else {
+        skip(what, "AARCHX_ARM64_DYNAMIC_BIN is not set (./x test sets it)");
+        return None;
+    };
+    assert!(bin.is_file(), "AARCHX_ARM64_DYNAMIC_BIN names {}, which is not a file", bin.display());
+    let mut c = match std::env::var_os("AARCHX_QEMU").filter(|q| !q.is_empty()) {
+        Some(qemu) => {
+            let mut c = Command::new(qemu);
+            c.arg("-L").arg(ARM64_SYSROOT).arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
+    c.args(args);
+    Some(c)
+}
+
 /// Records that `what` was not checked, and `why`: on stderr, and as a
 /// line of the file `AARCHX_SKIP_LOG` names, whose lines `./x test` counts
 /// as skipped and lists in its summary.

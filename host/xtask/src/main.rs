@@ -33,10 +33,11 @@ commands:
   demo     setup + guests + build, then a dynamically linked x86-64 program
            with threads natively and under aarchx with three policies:
            outputs checked against the native run, stats and an A/B table
-  test     setup + guests + build + the package's .deb, then cargo test
+  test     setup + guests + build (also the dynamically linked aarch64
+           aarchx) + the package's .deb, then cargo test
            --workspace --release (and on x86-64 aarchx's unit tests built
            for aarch64, under qemu)
-  package  setup + the aarch64 build, then the Debian package
+  package  setup + the aarch64 builds, then the Debian package
            aarchx_VERSION_arm64.deb in the target folder's debian/
            (see docs/usage.md)
   bench    setup + bench set-up (peer, plugin, kernels) + build, then the
@@ -121,6 +122,17 @@ impl Cx {
     /// The static aarch64 aarchx.
     fn arm64_bin(&self) -> PathBuf {
         self.target_dir.join(AARCH64).join("release/aarchx")
+    }
+
+    /// The target folder of the dynamically linked aarch64 build.
+    fn arm64_dynamic_dir(&self) -> PathBuf {
+        self.target_dir.join("aarch64-dynamic")
+    }
+
+    /// The dynamically linked aarch64 aarchx: the package's, which loads
+    /// native plugins.
+    fn arm64_dynamic_bin(&self) -> PathBuf {
+        self.arm64_dynamic_dir().join(AARCH64).join("release/aarchx")
     }
 
     /// Where the tests record what they skipped (see `skip` in
@@ -360,6 +372,27 @@ fn build_arm64(cx: &Cx) -> Result {
     Ok(())
 }
 
+/// .cargo/config.toml's flags for the aarch64 target without
+/// `+crt-static` (keep the two equal): `RUSTFLAGS` replaces them.
+const AARCH64_DYNAMIC_RUSTFLAGS: &str = "-C link-arg=-Wl,-Ttext-segment=0x7e0000000000";
+
+/// The dynamically linked aarch64 aarchx, against the arm64 C library of
+/// the host it runs on: the build a user runs (libloading works there, so
+/// native pass plugins load) and the package ships. The static build stays
+/// the one the qemu tests run (under this machine's qemu a dynamically
+/// linked aarch64 program hangs when it starts a thread). Other rustflags
+/// rebuild every crate, so it has a target folder of its own.
+fn build_arm64_dynamic(cx: &Cx) -> Result {
+    println!("building the dynamically linked aarch64 aarchx (the package's; a few minutes the first time)...");
+    run(cx
+        .cargo()
+        .env("RUSTFLAGS", AARCH64_DYNAMIC_RUSTFLAGS)
+        .args(["build", "--release", "-p", "aarchx", "--target", AARCH64, "--target-dir"])
+        .arg(cx.arm64_dynamic_dir()))?;
+    println!("built {}", cx.rel(&cx.arm64_dynamic_bin()).display());
+    Ok(())
+}
+
 /// A step of a command.
 type Step = fn(&Cx) -> Result;
 
@@ -449,6 +482,7 @@ fn cargo_test(cx: &Cx, args: &[&str], counts: &mut Counts) -> Result {
     let mut cmd = cx.cargo();
     cmd.args(args);
     cmd.env("AARCHX_ARM64_BIN", cx.arm64_bin())
+        .env("AARCHX_ARM64_DYNAMIC_BIN", cx.arm64_dynamic_bin())
         .env(
             "AARCHX_QEMU",
             match cx.host {
@@ -464,7 +498,7 @@ fn cargo_test(cx: &Cx, args: &[&str], counts: &mut Counts) -> Result {
         // test with a folder of its own).
         .env("AARCHX_CACHE", "off");
     println!(
-        "running the tests (AARCHX_ARM64_BIN, AARCHX_QEMU, AARCHX_GUEST_DIR, AARCHX_SKIP_LOG, AARCHX_DEB, AARCHX_CACHE=off set)..."
+        "running the tests (AARCHX_ARM64_BIN, AARCHX_ARM64_DYNAMIC_BIN, AARCHX_QEMU, AARCHX_GUEST_DIR, AARCHX_SKIP_LOG, AARCHX_DEB, AARCHX_CACHE=off set)..."
     );
     println!("$ {}", show(&cmd));
     let mut child = cmd
@@ -529,6 +563,7 @@ fn test(cx: &Cx) -> Result {
         for (name, f) in build_steps(cx) {
             step(name, &mut || f(cx));
         }
+        step("build aarch64 (dynamic)", &mut || build_arm64_dynamic(cx));
         // From the aarch64 build just made; host/tests/package.rs checks it.
         step("package (.deb)", &mut || package::build_deb(cx));
         let mut counts = Counts::default();

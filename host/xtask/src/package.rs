@@ -1,11 +1,14 @@
 //! `./x package`: the Debian package `aarchx_VERSION_arm64.deb`, built with
-//! `dpkg-deb --build --root-owner-group` from a staging tree of the static
-//! aarch64 build (stripped), the policies where a named `--policy` is
+//! `dpkg-deb --build --root-owner-group` from a staging tree of the
+//! aarch64 builds (stripped): the dynamically linked one as
+//! /usr/bin/aarchx (it loads native plugins; its Depends come from the
+//! libraries it links), the static one as the binfmt_misc handler
+//! /usr/libexec/aarchx-static, the policies where a named `--policy` is
 //! looked up (`../share/aarchx/policies` beside the binary), the rules file
 //! as a conffile, the docs, the man page and shell completions (generated
 //! by running the packaged binary), the binfmt.d file, and the maintainer
 //! scripts of `host/xtask/deb/`. No shipped policy loads a plugin, so none
-//! is packaged. `./x test` builds it from the aarch64 build it has made and
+//! is packaged. `./x test` builds it from the aarch64 builds it has made and
 //! host/tests/package.rs checks it. What it holds: docs/usage.md.
 
 use std::fs;
@@ -27,6 +30,15 @@ const COPYRIGHT: &str = include_str!("../deb/copyright");
 const BINFMT_HEADER: &str =
     "# x86-64 ELF executables run through aarchx (/usr/share/doc/aarchx/docs/usage.md, binfmt_misc).\n";
 
+/// The command users run: the dynamically linked build, which loads
+/// native pass plugins.
+const DYNAMIC_BIN: &str = "usr/bin/aarchx";
+/// The binfmt_misc handler: the static build, which the `F` flag lets run
+/// x86-64 programs in containers and chroots that have no arm64 C library
+/// (an x86-64 image's). In /usr/libexec so that `../share/aarchx/policies`
+/// beside it is the packaged policies folder, as for /usr/bin.
+const STATIC_BIN: &str = "usr/libexec/aarchx-static";
+
 /// The files installed as conffiles (kept on upgrade when the admin edited
 /// them).
 const CONFFILES: &[&str] = &["/etc/aarchx/programs.ron"];
@@ -40,10 +52,12 @@ pub fn deb_path(cx: &Cx) -> PathBuf {
 pub fn package(cx: &Cx) -> Result {
     crate::setup(cx)?;
     crate::build_arm64(cx)?;
+    crate::build_arm64_dynamic(cx)?;
     build_deb(cx)
 }
 
-/// The .deb from the aarch64 build there is (built by `build_arm64`).
+/// The .deb from the aarch64 builds there are (`build_arm64`,
+/// `build_arm64_dynamic`).
 pub fn build_deb(cx: &Cx) -> Result {
     let deb = deb_path(cx);
     let stage = cx.target_dir.join("debian/aarchx");
@@ -53,13 +67,15 @@ pub fn build_deb(cx: &Cx) -> Result {
     let _ = fs::remove_file(&deb);
     let at = |p: &str| stage.join(p);
 
-    let bin = at("usr/bin/aarchx");
-    mkdir(bin.parent().unwrap_or(&stage))?;
     let strip = match cx.host {
         Host::X86_64 => "aarch64-linux-gnu-strip",
         Host::Aarch64 => "strip",
     };
-    run(Command::new(strip).args(["--strip-all", "--remove-section=.comment", "-o"]).arg(&bin).arg(cx.arm64_bin()))?;
+    let bin = at(DYNAMIC_BIN);
+    for (staged, built) in [(&bin, cx.arm64_dynamic_bin()), (&at(STATIC_BIN), cx.arm64_bin())] {
+        mkdir(staged.parent().unwrap_or(&stage))?;
+        run(Command::new(strip).args(["--strip-all", "--remove-section=.comment", "-o"]).arg(staged).arg(built))?;
+    }
 
     let policies = at("usr/share/aarchx/policies");
     copy_dir(&cx.root.join("policies"), &policies)?;
@@ -80,14 +96,14 @@ pub fn build_deb(cx: &Cx) -> Result {
     ] {
         write(&at(path), &aarchx(&["completions", shell])?)?;
     }
-    let line = aarchx(&["binfmt", "print", "--interpreter", "/usr/bin/aarchx"])?;
+    let line = aarchx(&["binfmt", "print", "--interpreter", &format!("/{STATIC_BIN}")])?;
     write(&at("usr/lib/binfmt.d/aarchx.conf"), &[BINFMT_HEADER.as_bytes(), &line].concat())?;
 
     // Installed-Size and md5sums cover what is installed: the tree before DEBIAN/.
     let mut files = Vec::new();
     let installed_kib = normalize(&stage, &stage, &mut files)?;
     let control = at("DEBIAN");
-    write(&control.join("control"), control_text(installed_kib).as_bytes())?;
+    write(&control.join("control"), control_text(installed_kib, &depends(&bin)?).as_bytes())?;
     write(&control.join("conffiles"), CONFFILES.iter().map(|f| format!("{f}\n")).collect::<String>().as_bytes())?;
     // As dh_md5sums: every file but the conffiles (dpkg keeps their sums itself).
     files.retain(|f| !CONFFILES.contains(&format!("/{}", f.display()).as_str()));
@@ -104,17 +120,59 @@ pub fn build_deb(cx: &Cx) -> Result {
     Ok(())
 }
 
-/// The control file. No Depends: the binary is static and the scripts
-/// need only a POSIX shell (essential); dynamically linked x86-64 programs
-/// need an x86-64 C library, which libc6-amd64-cross provides in the
-/// guest root aarchx falls back to (/usr/x86_64-linux-gnu).
-fn control_text(installed_kib: u64) -> String {
+/// The Depends field of the binary `bin`, as dpkg-shlibdeps gives it on
+/// an arm64 system (which a cross build cannot ask): the package of each
+/// library it links, libc6 at the newest `GLIBC_` symbol version it uses.
+fn depends(bin: &Path) -> Result<String> {
+    let text = output(Command::new("readelf").args(["--dynamic", "--dyn-syms", "--wide"]).arg(bin))?;
+    let text = String::from_utf8_lossy(&text);
+    let mut packages: Vec<&str> = Vec::new();
+    for line in text.lines().filter(|l| l.contains("(NEEDED)")) {
+        let lib = line.split('[').nth(1).and_then(|l| l.split(']').next()).unwrap_or(line);
+        let package = match lib {
+            "libc.so.6" | "libm.so.6" | "libdl.so.2" | "libpthread.so.0" | "librt.so.1" | "ld-linux-aarch64.so.1" => {
+                "libc6"
+            }
+            "libgcc_s.so.1" => "libgcc-s1",
+            other => {
+                return Err(format!("package: {} links {other}: name its Debian package in depends()", bin.display()))
+            }
+        };
+        if !packages.contains(&package) {
+            packages.push(package);
+        }
+    }
+    packages.sort_unstable();
+    let glibc = text
+        .split("GLIBC_")
+        .skip(1)
+        .filter_map(|v| {
+            let v: String = v.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+            let parts: Vec<u32> = v.split('.').filter_map(|p| p.parse().ok()).collect();
+            (parts.len() >= 2).then_some(parts)
+        })
+        .max()
+        .ok_or_else(|| format!("package: {} uses no GLIBC_ symbol version: not dynamically linked?", bin.display()))?;
+    let glibc: Vec<String> = glibc.iter().map(u32::to_string).collect();
+    Ok(packages
+        .iter()
+        .map(|p| if *p == "libc6" { format!("libc6 (>= {})", glibc.join(".")) } else { p.to_string() })
+        .collect::<Vec<_>>()
+        .join(", "))
+}
+
+/// The control file. Depends: the libraries of the binary (`depends`);
+/// the scripts need only a POSIX shell (essential). Dynamically linked
+/// x86-64 programs need an x86-64 C library, which libc6-amd64-cross
+/// provides in the guest root aarchx falls back to (/usr/x86_64-linux-gnu).
+fn control_text(installed_kib: u64, depends: &str) -> String {
     format!(
         "Package: aarchx
 Version: {VERSION}
 Architecture: arm64
 Maintainer: aarchx maintainers <maintainers@users.noreply.a-seed-e24a2c49.example>
 Installed-Size: {installed_kib}
+Depends: {depends}
 Suggests: libc6-amd64-cross
 Section: otherosfs
 Priority: optional
@@ -157,8 +215,9 @@ fn copyright(cx: &Cx) -> Result<Vec<u8>> {
 fn arm64_command(cx: &Cx, bin: &Path) -> Result<Command> {
     Ok(match cx.host {
         Host::X86_64 => {
+            // The arm64 C library of the cross toolchain.
             let mut c = Command::new(qemu().ok_or("qemu-aarch64 not found (run `./x setup`)")?);
-            c.arg(bin);
+            c.args(["-L", "/usr/aarch64-linux-gnu"]).arg(bin);
             c
         }
         Host::Aarch64 => Command::new(bin),
@@ -235,7 +294,10 @@ fn normalize(stage: &Path, dir: &Path, files: &mut Vec<PathBuf>) -> Result<u64> 
         let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
         let meta = fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        let program = meta.is_dir() || path.ends_with("usr/bin/aarchx") || ["postinst", "postrm"].contains(&name);
+        let program = meta.is_dir()
+            || path.ends_with(DYNAMIC_BIN)
+            || path.ends_with(STATIC_BIN)
+            || ["postinst", "postrm"].contains(&name);
         let mode = if program { 0o755 } else { 0o644 };
         fs::set_permissions(&path, fs::Permissions::from_mode(mode)).map_err(|e| format!("{}: {e}", path.display()))?;
         kib += if meta.is_dir() {
