@@ -260,6 +260,28 @@ def fmt_ratio(x):
     return "%.2fx" % x if x < 100 else "%.0fx" % x
 
 
+def profile(args, fixed, policies):
+    """--profile KERNEL: bench/profile.py --guest on one kernel run, at the
+    SIZE --size gives, else the one the last results.json measured it at
+    (the largest of its engines), else 1000000; under the one --policy
+    given, else aarchx's default policy."""
+    k = args.profile
+    size = fixed.get(k)
+    if size is None and os.path.exists(args.json):
+        with open(args.json) as f:
+            sizes = json.load(f).get("results", {}).get(k, {}).get("sizes", {})
+        size = max(sizes.values()) if sizes else None
+    size = size or 1000000
+    if len(policies) > 1:
+        raise SystemExit("--profile takes one --policy")
+    env = dict(os.environ)
+    if policies:
+        env["AARCHX_POLICY"] = os.path.abspath(policies[0])
+    return subprocess.call([sys.executable, os.path.join(BENCH, "profile.py"), "--aarchx", args.aarchx,
+                            "--qemu", args.qemu, "--plugin", args.plugin, "--guest", "--top", str(args.top),
+                            "--", args.xbench, k, str(size)], env=env)
+
+
 def build_engines(args):
     engines = []
     aarchx = args.aarchx
@@ -354,6 +376,10 @@ def main():
     ap.add_argument("--json", default=os.path.join(BUILD, "results.json"))
     ap.add_argument("--no-doc", action="store_true", help="print only; leave docs/ alone")
     ap.add_argument("--note", default="", help="a sentence to put under the table (e.g. reduced sizes)")
+    ap.add_argument("--profile", metavar="KERNEL",
+                    help="measure nothing: print where KERNEL's arm64 instructions go, by guest instruction "
+                         "and pattern (bench/profile.py --guest; SIZE from --size, else the last results.json)")
+    ap.add_argument("--top", type=int, default=20, help="rows of the --profile tables (default 20)")
     ap.add_argument("--from-json", metavar="FILE",
                     help="measure nothing: render the table, doc and plot again from a results.json")
     args = ap.parse_args()
@@ -365,6 +391,7 @@ def main():
                 for e in meta["engines"]]
         return output(args, results, [e for e in engs if e.kind == "aarchx"],
                       [e for e in engs if e.kind != "aarchx"], list(results), meta)
+    given_policies = list(args.policy)
     if not args.policy:
         args.policy = ["policies/plain.ron", "policies/ordered.ron"]
     fixed = {}
@@ -372,9 +399,11 @@ def main():
         k, v = s.split("=", 1)
         fixed[k] = int(v)
     kernels = [k for k in args.kernels.split(",") if k]
-    for k in kernels:
+    for k in kernels + ([args.profile] if args.profile else []):
         if k not in WHAT:
             raise SystemExit("unknown kernel %s" % k)
+    if args.profile:
+        return profile(args, fixed, given_policies)
     for path, what in ((args.xbench, "kernels (make -C bench)"), (args.plugin, "plugin (make -C bench plugin)")):
         if not os.path.exists(path):
             raise SystemExit("%s missing: build the %s, or run `cargo xtask bench`" % (path, what))

@@ -1,7 +1,9 @@
 //! `aarchx binfmt`: the registration line checked byte for byte against
 //! the kernel's format (the x86-64 magic and mask qemu-user, FEX and box64
-//! register), and install/uninstall against a fake root holding a fake
-//! binfmt_misc folder (the hidden `--root DIR`), never the real one.
+//! register), install/uninstall against a fake root holding a fake
+//! binfmt_misc folder (the hidden `--root DIR`), and a real registration
+//! only where the machine allows it (an arm64 host, root, binfmt_misc
+//! mounted, no other x86-64 handler; skipped with the reason otherwise).
 
 mod common;
 
@@ -127,4 +129,59 @@ fn install_without_binfmt_misc_writes_the_file_and_says_it_cannot_register() {
     let o = binfmt(&root, &["install"]);
     assert_one_line_error(&o, 1, &["cannot register now", "register", "mounted"]);
     assert!(conf(&root).exists());
+}
+
+/// A real registration where the machine allows it: an arm64 host, root,
+/// binfmt_misc mounted and no x86-64 handler there yet (a test replaces
+/// none). The static aarch64 build registers itself (its binfmt.d file in
+/// a temporary root whose `proc` is the real one), `./argv` then runs
+/// through it with the path and argv[0] the kernel passes, and the entry is
+/// removed. Skipped with the reason elsewhere: on an x86-64 host a handler
+/// for x86-64 executables would take every native program.
+#[test]
+fn a_real_registration_runs_an_x86_64_program_as_dot_slash_prog() {
+    let what = "a real binfmt_misc registration running ./prog";
+    if std::env::consts::ARCH != "aarch64" {
+        return common::skip(what, "not an arm64 host (on x86-64 the handler would take every native program)");
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return common::skip(what, "not root");
+    }
+    let live = Path::new("/proc/sys/fs/binfmt_misc");
+    if !live.join("register").exists() {
+        return common::skip(what, "binfmt_misc is not mounted");
+    }
+    let x86_64 = "magic 7f454c4602010100000000000000000002003e00";
+    let entries = std::fs::read_dir(live).expect("binfmt_misc folder");
+    for entry in entries.filter_map(Result::ok) {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        if text.contains(x86_64) || entry.file_name() == "aarchx" {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            return common::skip(what, &format!("an x86-64 handler (`{name}`) is registered; a test replaces none"));
+        }
+    }
+    let Some((_, bin)) = common::arm64_aarchx(what) else { return };
+    let root = std::env::temp_dir().join(format!("aarchx-binfmt-{}-live", std::process::id()));
+    std::fs::create_dir_all(&root).expect("temp root");
+    let _ = std::fs::remove_file(root.join("proc"));
+    std::os::unix::fs::symlink("/proc", root.join("proc")).expect("proc link");
+    let binfmt = |action: &str| {
+        let mut c = std::process::Command::new(&bin);
+        c.args(["binfmt", action, "--interpreter", path_str(&bin), "--root", path_str(&root)]);
+        run(&mut c)
+    };
+    let installed = binfmt("install");
+    assert_eq!(installed.code, Some(0), "{}", common::describe(&installed));
+    let prog = common::guest_dir().join("static/argv");
+    let direct = run(std::process::Command::new(&prog).arg("alpha"));
+    let through = run(std::process::Command::new(&bin).arg(&prog).arg("alpha"));
+    let removed = binfmt("uninstall");
+    assert_eq!(removed.code, Some(0), "{}", common::describe(&removed));
+    assert_eq!(direct, through, "./argv through the kernel's handler and through `aarchx argv` differ");
+    assert!(
+        String::from_utf8_lossy(&direct.stdout).contains("argv[0] basename=argv\n"),
+        "{}",
+        common::describe(&direct)
+    );
 }

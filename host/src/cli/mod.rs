@@ -39,6 +39,9 @@ Environment:
                   (JIT) arm64 code bytes, the time of each pass, the IR
                   verifier and (JIT) lowering (`ns.NAME=`), and how many
                   guest instructions were translated more than once.
+  AARCHX_PERF_MAP When set, (JIT) describe the translated code in
+                  /tmp/perf-PID.map for Linux perf: each guest instruction's
+                  arm64 code a symbol named by its guest address.
   AARCHX_QEMU     The qemu-aarch64 to re-enter an aarch64 aarchx through
                   when the host cannot execute it directly (no binfmt_misc);
                   default: qemu-aarch64 from PATH.

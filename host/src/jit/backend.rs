@@ -18,6 +18,7 @@ use super::exit::{self, StubId};
 use super::ibtc::Ibtc;
 use super::journal::{self, JournalEntry};
 use super::lower::{self, Decline};
+use super::perf_map::PerfMap;
 use super::CompileOptions;
 use crate::thread::Fixup;
 
@@ -87,6 +88,8 @@ pub struct Jit {
     /// (code is placed in increasing order), for the SIGBUS handler (see
     /// `lower/mem.rs`).
     fixups: Vec<Fixup>,
+    /// `AARCHX_PERF_MAP`'s file, if asked for.
+    perf_map: Option<PerfMap>,
 }
 
 impl Jit {
@@ -109,6 +112,7 @@ impl Jit {
             ibtc,
             chain_budget: DEFAULT_CHAIN_BUDGET,
             fixups: Vec::new(),
+            perf_map: PerfMap::from_env(),
         })
     }
 
@@ -139,6 +143,9 @@ impl Jit {
         let lowered = lower::lower(region, at, self.trampoline.exit_addr(), first_stub, options, reads_flags)?;
         let start = self.cache.push(at, &lowered.code).ok_or(Decline::CacheFull)?;
         let code = start + lowered.entry;
+        if let Some(map) = &mut self.perf_map {
+            map.record(start, region.entry, &lowered);
+        }
         self.fixups.extend(lowered.fixups.iter().map(|&(at, fixup)| {
             let (at, fixup) = (start + at as usize, start + fixup as usize);
             Fixup { at, fixup, branch: super::chain::branch(at, fixup) }

@@ -104,6 +104,8 @@ pub mod exit;
 pub mod ibtc;
 pub mod journal;
 pub mod lower;
+#[cfg(target_arch = "aarch64")]
+pub mod perf_map;
 pub mod regs;
 pub mod runtime;
 

@@ -135,6 +135,12 @@ pub struct Lowered {
     pub entry: usize,
     pub stubs: Vec<StubSite>,
     pub fixups: Vec<(u32, u32)>,
+    /// Where each guest instruction's code starts in the body (offset,
+    /// guest address), in code order: what the perf map names.
+    pub guest_marks: Vec<(u32, u64)>,
+    /// The end of the body: out-of-line code (checked runs' slow paths,
+    /// misaligned accesses) follows.
+    pub body_end: u32,
 }
 
 /// An ordered access emitted as a bare `ldar`/`stlr` (see `mem.rs`).
@@ -178,10 +184,12 @@ pub fn lower(
     for b in (0..region.blocks.len()).filter(|b| !dead[*b]) {
         l.block(b)?;
     }
+    let body_end = l.ops.offset().0 as u32;
     l.checked_runs()?;
     let fixups = l.misaligned_paths();
+    l.guest_marks.retain(|&(at, _)| at < body_end);
     let code = l.ops.finalize().map_err(|e| Decline::Assembler(e.to_string()))?;
-    Ok(Lowered { code, entry, stubs: l.stubs, fixups })
+    Ok(Lowered { code, entry, stubs: l.stubs, fixups, guest_marks: l.guest_marks, body_end })
 }
 
 /// The blocks no path from the entry reaches that hold only their
@@ -238,6 +246,8 @@ struct Lowerer<'r> {
     nzcv: Option<int::Compared>,
     /// Arena index of the instruction being lowered (for declines).
     current: u32,
+    /// Where each guest instruction's code starts (see [`Lowered`]).
+    guest_marks: Vec<(u32, u64)>,
 }
 
 impl<'r> Lowerer<'r> {
@@ -295,6 +305,7 @@ impl<'r> Lowerer<'r> {
             pending_rip: None,
             nzcv: None,
             current: 0,
+            guest_marks: Vec::new(),
         })
     }
 

@@ -39,6 +39,7 @@ impl Lowerer<'_> {
     pub(super) fn term_op(&mut self, d: &InstData, b: usize) -> Result<(), Decline> {
         match d.op {
             Opcode::Insn => {
+                self.guest_marks.push((self.ops.offset().0 as u32, d.imm64()));
                 if self.needs_rip {
                     self.pending_rip = Some(d.imm64());
                 }
