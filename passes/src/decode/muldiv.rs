@@ -128,15 +128,21 @@ impl L<'_, '_> {
         };
         let mut fault = narrow.is_none().then_some(by_zero);
         if signed {
-            // MIN / -1 overflows even the double-width division.
-            let minus_one = self.c(ty, u64::MAX);
-            let is_m1 = self.icmp(IntCond::Eq, ty, divisor, minus_one);
+            // MIN / -1 overflows even the double-width division. Below 64
+            // bits a double-width MIN overflows the quotient whatever the
+            // divisor (|q| >= 2^(2n-1) / 2^(n-1)), so MIN alone is checked.
             let min = self.c_wide_min(wide);
             let is_min = self.icmp(IntCond::Eq, wide, dividend, min);
-            let both = self.bin(Opcode::And, Type::I1, is_m1, is_min);
+            let overflow = if ty == Type::I64 {
+                let minus_one = self.c(ty, u64::MAX);
+                let is_m1 = self.icmp(IntCond::Eq, ty, divisor, minus_one);
+                self.bin(Opcode::And, Type::I1, is_m1, is_min)
+            } else {
+                is_min
+            };
             fault = Some(match fault {
-                Some(f) => self.bin(Opcode::Or, Type::I1, f, both),
-                None => both,
+                Some(f) => self.bin(Opcode::Or, Type::I1, f, overflow),
+                None => overflow,
             });
         }
         if let Some(fault) = fault {
@@ -146,7 +152,14 @@ impl L<'_, '_> {
         let wd = self.un(ext, wide, divisor);
         let (qop, rop) = if signed { (Opcode::Sdiv, Opcode::Srem) } else { (Opcode::Udiv, Opcode::Urem) };
         let q = self.bin(qop, wide, dividend, wd);
-        let r = self.bin(rop, wide, dividend, wd);
+        let r = if wide == Type::I128 {
+            self.bin(rop, wide, dividend, wd)
+        } else {
+            // The remainder of a division rounding toward zero, as both do:
+            // one multiply instead of a second division.
+            let back = self.bin(Opcode::Mul, wide, q, wd);
+            self.bin(Opcode::Sub, wide, dividend, back)
+        };
         // The quotient must fit in the operand size.
         let qn = self.un(Opcode::Trunc, ty, q);
         let back = self.un(ext, wide, qn);
