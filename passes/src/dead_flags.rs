@@ -109,9 +109,11 @@ fn flag_bit(reg: Reg) -> Option<FlagSet> {
 }
 
 /// Flags `region` may read before writing them, every exit counting as a
-/// read of every flag not yet written.
+/// read of every flag not yet written but those its `dead` mask names
+/// (what this pass found at the exit's target).
 fn entry_live(region: &Region) -> FlagSet {
-    let exit_live = vec![ALL; region.blocks.len()];
+    let exit_live: Vec<FlagSet> =
+        region.blocks.iter().map(|b| ALL & !b.insts.last().map_or(0, |t| region.inst(*t).exit_dead_flags())).collect();
     fixed_point(region, &exit_live, 0, |acc, s| acc | s).first().copied().unwrap_or(ALL)
 }
 
@@ -204,14 +206,24 @@ impl Pass for DeadFlags {
                             && self.lookahead > 0
                             && matches!(ExitKind::from_u16(d.aux), Some(ExitKind::Jump | ExitKind::Call)) =>
                     {
-                        live_at(cx, d.imm64(), self.lookahead)
+                        let (live, ranges) = live_at(cx, d.imm64(), self.lookahead);
+                        (live & !d.exit_dead_flags(), ranges)
                     }
-                    _ => (ALL, Vec::new()),
+                    Some(d) => (ALL & !d.exit_dead_flags(), Vec::new()),
+                    None => (ALL, Vec::new()),
                 }
             })
             .unzip();
         for (b, ranges) in looked_at.into_iter().enumerate() {
             mark_dependencies(region, b, &ranges);
+            // What was found at the target, for whoever asks the region
+            // which flags it reads (`reads_status_flags`).
+            if let Some(&t) = region.blocks[b].insts.last() {
+                let d = &mut region.insts[t.index()];
+                if d.op == Opcode::Exit {
+                    d.args[2] = u32::from(ALL & !exit_live[b]);
+                }
+            }
         }
         let live_in = fixed_point(region, &exit_live, 0, |acc, s| acc | s);
         for b in 0..n {
@@ -671,6 +683,49 @@ block0:
         assert!(flags_kept_before_exit(&[0x0f, 0xa5, 0xc2, 0x74, 0x00]).contains(&"set zf, v2".to_string()));
         // shl edx, 3 writes every status flag (AF cleared): all dead.
         assert!(flags_kept_before_exit(&[0xc1, 0xe2, 0x03, 0x74, 0x00]).is_empty());
+    }
+
+    /// A region that writes no flag and leaves for 0x2000: every flag it
+    /// is entered with reaches the exit.
+    fn pass_through_to_2000(target_code: &'static [u8]) -> Region {
+        use aarchx_pass::{CpuLevel, MemoryModel, TranslationConfig};
+        let mut region = aarchx_ir::parse::parse("region 0x1000\nblock0:\n  exit jump 0x2000\n").unwrap();
+        let config = TranslationConfig {
+            memory_model: MemoryModel::Plain,
+            tso_vector: false,
+            cpu_level: CpuLevel::V3,
+            superblocks: true,
+        };
+        let cx = PassContext { code: &At2000(target_code), config: &config };
+        DeadFlags { lookahead: 16, abi_calls: false, indirect: false }.run(&cx, &mut region).unwrap();
+        region
+    }
+
+    #[test]
+    fn an_exit_names_the_flags_dead_at_its_target_and_the_entry_reads_only_the_live_ones() {
+        // Before the pass, an exit reads every flag: the region reads all.
+        let before = aarchx_ir::parse::parse("region 0x1000\nblock0:\n  exit jump 0x2000\n").unwrap();
+        assert!(reads_status_flags(&before));
+        // add rax, 1 at the target writes the six status flags first.
+        let region = pass_through_to_2000(&[0x48, 0x83, 0xc0, 0x01]);
+        let exit = region.inst(*region.blocks[0].insts.last().unwrap());
+        assert_eq!(exit.exit_dead_flags() & STATUS, STATUS, "{}", aarchx_ir::print::print(&region));
+        assert!(!reads_status_flags(&region));
+        // The mask survives the text form.
+        let text = aarchx_ir::print::print(&region);
+        assert!(text.contains("exit jump 0x2000 dead 0x"), "{text}");
+        let again = aarchx_ir::parse::parse(&text).unwrap();
+        assert_eq!(aarchx_ir::print::print(&again), text);
+        assert!(!reads_status_flags(&again));
+        // adc rax, 1 reads CF first: the entry's CF reaches it.
+        let region = pass_through_to_2000(&[0x48, 0x83, 0xd0, 0x01]);
+        let cf = flag_bit(Reg::CF).unwrap();
+        assert_eq!(region.inst(*region.blocks[0].insts.last().unwrap()).exit_dead_flags() & cf, 0);
+        assert!(reads_status_flags(&region));
+        // Nothing readable there: nothing known, the entry reads all.
+        let region = pass_through_to_2000(&[]);
+        assert_eq!(region.inst(*region.blocks[0].insts.last().unwrap()).exit_dead_flags(), 0);
+        assert!(reads_status_flags(&region));
     }
 
     #[test]

@@ -224,14 +224,18 @@ fn arm64_listing(out: &mut String, region: &Region, backend: Backend) {
         let _ = writeln!(out, "\n== arm64: none (the policy's backend is the interpreter, which runs the IR)");
         return;
     }
-    match lower(region, CODE_AT, EXIT_AT, 0, CompileOptions::default(), true) {
+    // As the run compiles it: an entry that reads the flags it is entered
+    // with is the first word, else the second (see `probe_indirect`).
+    let reads_flags = aarchx_passes::dead_flags::reads_status_flags(region);
+    match lower(region, CODE_AT, EXIT_AT, 0, CompileOptions::default(), reads_flags) {
         Ok(lowered) => {
             let _ = writeln!(
                 out,
-                "\n== arm64: {} instructions, {} bytes (lowered at {CODE_AT:#x}, entry +{:#x}, dispatcher exit at {EXIT_AT:#x})",
+                "\n== arm64: {} instructions, {} bytes (lowered at {CODE_AT:#x}, entry +{:#x}: {}, dispatcher exit at {EXIT_AT:#x})",
                 lowered.code.len() / 4,
                 lowered.code.len(),
-                lowered.entry
+                lowered.entry,
+                if reads_flags { "reads the status flags it is entered with" } else { "status flags dead at entry" },
             );
             let decoder = InstDecoder::default();
             for (i, w) in lowered.code.chunks_exact(4).enumerate() {

@@ -45,7 +45,8 @@ pub enum Format {
     Jump,
     /// `brif vA, blockN, blockM`.
     Brif,
-    /// `exit KIND ADDR`.
+    /// `exit KIND ADDR [dead MASK]`: `args[2]` holds the flags known dead
+    /// at ADDR (see [`InstData::exit_dead_flags`]).
     Exit,
     /// `exit_indirect KIND vA`.
     ExitIndirect,
@@ -316,7 +317,10 @@ declare_ops! {
     Jump = "jump", Jump;
     /// Continue in the first block if vA is set, else in the second.
     Brif = "brif", Brif;
-    /// Leave the region for a known guest address.
+    /// Leave the region for a known guest address. `dead MASK` (optional):
+    /// the flags (bit i for the flag register of index i, `Reg::as_flag`)
+    /// the code at ADDR writes before it reads them, as a pass that looked
+    /// there found; their values at the exit do not matter.
     Exit = "exit", Exit;
     /// Leave the region for the guest address vA.
     ExitIndirect = "exit_indirect", ExitIndirect;

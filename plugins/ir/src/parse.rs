@@ -169,6 +169,12 @@ fn parse_inst(body: &str) -> Result<(InstData, [Option<u32>; 3]), String> {
                 let len = take(&mut words)?;
                 data.aux = len.parse().map_err(|_| alloc::format!("bad length `{len}`"))?;
             }
+            if format == Format::Exit && words.first() == Some(&"dead") {
+                words.remove(0);
+                let w = take(&mut words)?;
+                let dead = parse_u64(w).filter(|m| *m <= 0x7f).ok_or_else(|| alloc::format!("bad flag mask `{w}`"))?;
+                data.args[2] = dead as u32;
+            }
         }
         Format::UnaryImm | Format::BinaryImm => {
             let w = take(&mut words)?;

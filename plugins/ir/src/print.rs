@@ -87,7 +87,13 @@ fn write_inst(out: &mut dyn Write, d: &InstData, name: u32, names: &[u32]) -> fm
         }
         Format::Jump => write!(out, "{op} block{}", d.args[0]),
         Format::Brif => write!(out, "{op} v{}, block{}, block{}", val(0), d.args[1], d.args[2]),
-        Format::Exit => write!(out, "{op} {} {:#x}", name_of(ExitKind::from_u16(aux)), d.imm64()),
+        Format::Exit => {
+            write!(out, "{op} {} {:#x}", name_of(ExitKind::from_u16(aux)), d.imm64())?;
+            match d.exit_dead_flags() {
+                0 => Ok(()),
+                dead => write!(out, " dead {dead:#x}"),
+            }
+        }
         Format::ExitIndirect => write!(out, "{op} {} v{}", name_of(ExitKind::from_u16(aux)), val(0)),
         Format::Probe => write!(out, "{op} {} v{}, block{}", name_of(ExitKind::from_u16(aux)), val(0), d.args[1]),
         Format::Trap => write!(out, "{op} {} {:#x}", name_of(TrapKind::from_u16(aux)), d.imm64()),

@@ -47,6 +47,18 @@ pub struct InstData {
 pub const CONST_GUEST_ADDR: u16 = 1;
 
 impl InstData {
+    /// For an `exit`: the flags known dead at its target (bit i for the flag
+    /// register of index i, `Reg::as_flag`): the code there writes them
+    /// before it reads them. 0 when nothing is known.
+    #[inline]
+    pub fn exit_dead_flags(&self) -> u8 {
+        if self.op == Opcode::Exit {
+            self.args[2] as u8
+        } else {
+            0
+        }
+    }
+
     /// Whether this is an `iconst` of a guest address ([`CONST_GUEST_ADDR`]).
     #[inline]
     pub fn is_guest_addr(&self) -> bool {

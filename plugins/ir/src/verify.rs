@@ -197,7 +197,10 @@ fn check_types(region: &Region, d: &InstData) -> Result<(), String> {
             expect(1, ty)?;
         }
         Format::Call => known(Helper::from_u16(d.aux).is_some(), "helper")?,
-        Format::Exit => known(ExitKind::from_u16(d.aux).is_some(), "exit kind")?,
+        Format::Exit => {
+            known(ExitKind::from_u16(d.aux).is_some(), "exit kind")?;
+            known(d.args[2] <= 0x7f, "dead flag mask")?;
+        }
         Format::ExitIndirect | Format::Probe => {
             known(ExitKind::from_u16(d.aux).is_some(), "exit kind")?;
             expect(0, Type::I64)?;
