@@ -197,15 +197,15 @@ impl Cache {
                 (Some(c), _) => return Ok(c.translated(Shape::Superblock)),
                 (None, _) if tier_up == 0 => Shape::Superblock,
                 (None, None) => Shape::Quick,
-                (None, Some(c)) => match &mut c.runs {
-                    Some(runs) if *runs + 1 >= tier_up => Shape::Superblock,
-                    Some(runs) => {
+                (None, Some(c)) => {
+                    let runs = c.runs.get_or_insert(0);
+                    if *runs + 1 >= tier_up {
+                        Shape::Superblock
+                    } else {
                         *runs += 1;
                         return Ok(c.translated(Shape::Quick));
                     }
-                    // Nothing to follow: the superblock would be the same.
-                    None => return Ok(c.translated(Shape::Quick)),
-                },
+                }
             },
         };
         let model = pipeline.config().memory_model;
@@ -239,6 +239,10 @@ impl Cache {
             }
         };
         self.translate_ns += started.elapsed().as_nanos();
+        // A quick translation that leaves by no direct jump or call is the
+        // superblock too (nothing to follow): kept and compiled as one, so
+        // that blocks chain to it and the indirect branch cache holds it.
+        let shape = if shape == Shape::Quick && !leaves_directly(&region) { Shape::Superblock } else { shape };
         if shape == Shape::Superblock {
             if let Some(quick) = self.regions.get_mut(&(rip, variant)).and_then(|s| s.quick.take()) {
                 self.held_insts -= quick.region.insts.len();
@@ -252,7 +256,7 @@ impl Cache {
             self.flushes += 1;
         }
         self.held_insts += region.insts.len();
-        let runs = (shape == Shape::Quick && leaves_directly(&region)).then_some(1);
+        let runs = (shape == Shape::Quick).then_some(1);
         let cached = Cached { region, ranges, bytes, runs };
         let translated = cached.translated(shape);
         let slot = self.regions.entry((rip, variant)).or_default();
