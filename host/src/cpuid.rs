@@ -30,9 +30,8 @@ const MAX_EXTENDED_LEAF: u32 = 0x8000_0008;
 /// Leaf 1 EDX: fpu, tsc, cx8, cmov, clflush, mmx, fxsr, sse, sse2.
 pub const LEAF1_EDX: u32 = 1 << 0 | 1 << 4 | 1 << 8 | 1 << 15 | 1 << 19 | 1 << 23 | 1 << 24 | 1 << 25 | 1 << 26;
 
-/// Leaf 1 ECX at V2: sse3, ssse3, cx16, sse4_1, popcnt. Not sse4_2: its
-/// string compares (pcmpistri...) are not lifted yet.
-pub const LEAF1_ECX_V2: u32 = 1 << 0 | 1 << 9 | 1 << 13 | 1 << 19 | 1 << 23;
+/// Leaf 1 ECX at V2: sse3, ssse3, cx16, sse4_1, sse4_2, popcnt.
+pub const LEAF1_ECX_V2: u32 = 1 << 0 | 1 << 9 | 1 << 13 | 1 << 19 | 1 << 20 | 1 << 23;
 
 /// The level [`cpuid`] answers for (a [`CpuLevel`] as its index).
 static LEVEL: AtomicU8 = AtomicU8::new(CpuLevel::V1 as u8);
@@ -220,8 +219,8 @@ mod tests {
     fn v2_adds_what_the_lifter_implements() {
         let [_, _, ecx, edx] = cpuid_at(CpuLevel::V2, 1, 0);
         assert_eq!(edx, LEAF1_EDX);
-        // sse3, ssse3, cx16, sse4_1, popcnt; sse4_2 (bit 20) and avx (28) not.
-        assert_eq!(ecx, 0x0088_2201);
+        // sse3, ssse3, cx16, sse4_1, sse4_2, popcnt; not avx (28).
+        assert_eq!(ecx, 0x0098_2201);
         assert_eq!(cpuid_at(CpuLevel::V2, 7, 0), [0; 4]);
     }
 

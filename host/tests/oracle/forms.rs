@@ -329,8 +329,8 @@ pub const SSE: &[Mnemonic] = {
     ]
 };
 
-/// The x86-64-v2 vector instructions: SSE3, SSSE3, SSE4.1 and SSE4.2's
-/// pcmpgtq (legacy encodings with XMM operands), and cmpxchg16b.
+/// The x86-64-v2 vector instructions: SSE3, SSSE3, SSE4.1 and SSE4.2
+/// (legacy encodings with XMM operands), and cmpxchg16b.
 pub const V2: &[Mnemonic] = {
     use Mnemonic as M;
     &[
@@ -408,6 +408,10 @@ pub const V2: &[Mnemonic] = {
         M::Mpsadbw,
         M::Cmpxchg16b,
         M::Crc32,
+        M::Pcmpistri,
+        M::Pcmpistrm,
+        M::Pcmpestri,
+        M::Pcmpestrm,
         M::Roundss,
         M::Roundsd,
         M::Roundps,
@@ -596,6 +600,9 @@ fn immediates(m: Mnemonic, bits: u32, width: u32, rng: &mut Rng) -> Vec<i64> {
         M::Pslldq | M::Psrldq => vec![0, 1, 7, 15, 16, 0xff],
         M::Palignr => vec![0, 1, 8, 15, 16, 17, 31, 32, 0xff],
         M::Roundss | M::Roundsd | M::Roundps | M::Roundpd => (0..16).collect(),
+        // Every combination of format, aggregation, polarity and output;
+        // bit 7 (reserved) once.
+        M::Pcmpistri | M::Pcmpistrm | M::Pcmpestri | M::Pcmpestrm => (0..128).chain([0xb9]).collect(),
         M::Pblendw | M::Blendps | M::Blendpd | M::Insertps | M::Dpps | M::Dppd | M::Mpsadbw => {
             vec![random(rng) & 0xff, 0xff, 0x31, 0xa5, 0x0f, 0xf0]
         }

@@ -550,6 +550,7 @@ fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
         M::Shld | M::Shrd if op_size(insn, 0) == 2 && insn.op_kind(2) == OpKind::Register => {
             set_reg(&mut case.state, Register::CL, u128::from(double_shift_count(rng)));
         }
+        M::Pcmpistri | M::Pcmpistrm | M::Pcmpestri | M::Pcmpestrm => steer_string_compare(insn, layout, rng, case),
         M::Leave => {
             case.state.gpr[5] = layout.buf + STACK_LO + (rng.below(STACK_HI - STACK_LO) & !7);
         }
@@ -561,6 +562,44 @@ fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
             write_mem(case, layout, sp, 8, u128::from(v));
         }
         _ => {}
+    }
+}
+
+/// pcmpXstrX: mostly strings over a small alphabet (so elements match
+/// and fall in ranges), with nulls and negative elements now and then,
+/// and lengths in eax/edx (rax/rdx) mostly near the element count, often
+/// negative; random operands are kept now and then.
+fn steer_string_compare(insn: &Instruction, layout: &Layout, rng: &mut Rng, case: &mut Case) {
+    let words = insn.immediate8() & 1 != 0;
+    let (bits, count) = if words { (16, 8) } else { (8, 16) };
+    for n in 0..2 {
+        if rng.one_in(6) {
+            continue;
+        }
+        let mut v = 0u128;
+        for e in 0..count {
+            let x: u128 = match rng.below(10) {
+                0 => 0,
+                1 => (1u128 << (bits - 1)) | u128::from(rng.below(3)),
+                2 => u128::from(rng.next()) & ((1 << bits) - 1),
+                _ => 0x61 + u128::from(rng.below(4)),
+            };
+            v |= x << (bits * e);
+        }
+        write_op(case, layout, insn, n, v);
+    }
+    for r in [Register::RAX, Register::RDX] {
+        match rng.below(6) {
+            0 => {}
+            1 => set_reg(&mut case.state, r, u128::from(rng.next())),
+            _ => {
+                // Upper bits that only the REX.W forms read, now and then.
+                let len = rng.below(41) as i64 - 20;
+                let high = if rng.one_in(4) { rng.next() << 32 } else { 0 };
+                let v = if rng.one_in(4) { (len as u32 as u64) | high } else { len as u64 };
+                set_reg(&mut case.state, r, u128::from(v));
+            }
+        }
     }
 }
 

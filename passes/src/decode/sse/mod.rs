@@ -1,7 +1,8 @@
 //! SSE and SSE2, the x86-64 v1 baseline: moves, packed integer, scalar and
 //! packed float arithmetic, compares, shuffles and conversions; and the
-//! vector instructions of x86-64-v2 (SSE3, SSSE3, SSE4.1, pcmpgtq), in the
-//! tables where they fit and in [`v2`] where they do not. Only the XMM
+//! vector instructions of x86-64-v2 (SSE3, SSSE3, SSE4.1, SSE4.2), in the
+//! tables where they fit, in [`v2`] where they do not, and the string
+//! compares in [`string_compare`]. Only the XMM
 //! forms: an MMX (mm register) operand makes any of them unsupported.
 //!
 //! Most instructions share one of three shapes and are table-driven:
@@ -16,6 +17,7 @@
 mod float;
 mod int;
 mod moves;
+mod string_compare;
 mod v2;
 
 use aarchx_ir::{InstData, Opcode, Type, Value};

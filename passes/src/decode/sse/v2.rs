@@ -96,13 +96,17 @@ impl L<'_, '_> {
             M::Dppd => self.xdot(T::F64),
             M::Phminposuw => self.xminpos(),
             M::Mpsadbw => self.xmpsadbw(),
+            M::Pcmpistri => self.xstring_compare(false, true),
+            M::Pcmpistrm => self.xstring_compare(false, false),
+            M::Pcmpestri => self.xstring_compare(true, true),
+            M::Pcmpestrm => self.xstring_compare(true, false),
             _ => return Outcome::Unsupported,
         }
         Outcome::Next
     }
 
     /// The vector constant `bits`.
-    fn xconst(&mut self, bits: u128) -> Value {
+    pub(super) fn xconst(&mut self, bits: u128) -> Value {
         let lo = self.c(Type::I64, bits as u64);
         let v = self.un(Opcode::Splat, Type::I64X2, lo);
         if (bits >> 64) as u64 == bits as u64 {
@@ -113,7 +117,7 @@ impl L<'_, '_> {
     }
 
     /// Every lane of shape `ty` set to the integer `x`.
-    fn xsplat(&mut self, ty: Type, x: u64) -> Value {
+    pub(super) fn xsplat(&mut self, ty: Type, x: u64) -> Value {
         let lane = int_type(ty.lane_bits() as usize / 8);
         let c = self.c(lane, x);
         self.un(Opcode::Splat, ty, c)
@@ -133,7 +137,7 @@ impl L<'_, '_> {
     }
 
     /// The destination and the source operand as vectors.
-    fn xpair(&mut self) -> (Value, Value) {
+    pub(super) fn xpair(&mut self) -> (Value, Value) {
         let b = self.xget(1);
         let a = self.xget(0);
         (a, b)
@@ -288,7 +292,7 @@ impl L<'_, '_> {
     }
 
     /// Whether the 128 bits of `v` are all zero, as an i1.
-    fn xis_zero(&mut self, v: Value) -> Value {
+    pub(super) fn xis_zero(&mut self, v: Value) -> Value {
         let lo = self.xlane(v, Type::I64, 0);
         let hi = self.xlane(v, Type::I64, 1);
         let any = self.bin(Opcode::Or, Type::I64, lo, hi);
