@@ -188,6 +188,8 @@ fn eval<M: Machine>(
         | Opcode::Mul
         | Opcode::Umulh
         | Opcode::Smulh
+        | Opcode::Pdep
+        | Opcode::Pext
         | Opcode::Udiv
         | Opcode::Sdiv
         | Opcode::Urem

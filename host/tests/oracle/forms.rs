@@ -419,6 +419,28 @@ pub const V2: &[Mnemonic] = {
     ]
 };
 
+/// x86-64-v3's scalar integer instructions (VEX-encoded but for movbe):
+/// BMI1, BMI2, movbe.
+pub const V3_SCALAR: &[Mnemonic] = {
+    use Mnemonic as M;
+    &[
+        M::Andn,
+        M::Bextr,
+        M::Blsi,
+        M::Blsmsk,
+        M::Blsr,
+        M::Bzhi,
+        M::Mulx,
+        M::Pdep,
+        M::Pext,
+        M::Rorx,
+        M::Sarx,
+        M::Shlx,
+        M::Shrx,
+        M::Movbe,
+    ]
+};
+
 /// Encodings left out on purpose: their result is undefined, or they are
 /// not what the mnemonic list means.
 const EXCLUDED: &[Code] = &[
@@ -452,8 +474,8 @@ fn slot(kind: K) -> Option<Slot> {
         K::r64_or_mem => S::Rm(8),
         K::r8_reg | K::r8_opcode => S::Gpr(1),
         K::r16_reg | K::r16_rm | K::r16_opcode => S::Gpr(2),
-        K::r32_reg | K::r32_rm | K::r32_opcode => S::Gpr(4),
-        K::r64_reg | K::r64_rm | K::r64_opcode => S::Gpr(8),
+        K::r32_reg | K::r32_rm | K::r32_opcode | K::r32_vvvv => S::Gpr(4),
+        K::r64_reg | K::r64_rm | K::r64_opcode | K::r64_vvvv => S::Gpr(8),
         K::xmm_reg | K::xmm_rm => S::Xmm,
         K::xmm_or_mem => S::RmXmm,
         K::mem => S::Mem,
@@ -599,6 +621,7 @@ fn immediates(m: Mnemonic, bits: u32, width: u32, rng: &mut Rng) -> Vec<i64> {
         M::Psllq | M::Psrlq => vec![0, 1, 33, 63, 64, 0xc8],
         M::Pslldq | M::Psrldq => vec![0, 1, 7, 15, 16, 0xff],
         M::Palignr => vec![0, 1, 8, 15, 16, 17, 31, 32, 0xff],
+        M::Rorx => vec![0, 1, 7, 31, 33, 63, 0xff],
         M::Roundss | M::Roundsd | M::Roundps | M::Roundpd => (0..16).collect(),
         // Every combination of format, aggregation, polarity and output;
         // bit 7 (reserved) once.
@@ -636,10 +659,16 @@ fn immediates(m: Mnemonic, bits: u32, width: u32, rng: &mut Rng) -> Vec<i64> {
 pub fn all(layout: &Layout) -> Vec<Form> {
     let mut forms = Vec::new();
     let mut seen = HashSet::new();
-    let wanted: HashSet<Mnemonic> = INTEGER.iter().chain(SETCC).chain(CMOVCC).chain(SSE).chain(V2).copied().collect();
+    let wanted: HashSet<Mnemonic> =
+        INTEGER.iter().chain(SETCC).chain(CMOVCC).chain(SSE).chain(V2).chain(V3_SCALAR).copied().collect();
     for code in Code::values() {
         let op = code.op_code();
-        if op.encoding() != EncodingKind::Legacy || !op.mode64() || !op.is_instruction() || EXCLUDED.contains(&code) {
+        let encoding_ok = match op.encoding() {
+            EncodingKind::Legacy => true,
+            EncodingKind::VEX => V3_SCALAR.contains(&code.mnemonic()),
+            _ => false,
+        };
+        if !encoding_ok || !op.mode64() || !op.is_instruction() || EXCLUDED.contains(&code) {
             continue;
         }
         if !wanted.contains(&code.mnemonic()) {

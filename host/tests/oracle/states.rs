@@ -551,6 +551,10 @@ fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
             set_reg(&mut case.state, Register::CL, u128::from(double_shift_count(rng)));
         }
         M::Pcmpistri | M::Pcmpistrm | M::Pcmpestri | M::Pcmpestrm => steer_string_compare(insn, layout, rng, case),
+        // Start, length and index within and around the width, now and then.
+        M::Bextr if rng.one_in(2) => write_op(case, layout, insn, 2, u128::from(rng.below(70) | rng.below(70) << 8)),
+        M::Bzhi if rng.one_in(2) => write_op(case, layout, insn, 2, u128::from(rng.below(70))),
+        M::Blsi | M::Blsmsk | M::Blsr if rng.one_in(6) => write_op(case, layout, insn, 1, 0),
         M::Leave => {
             case.state.gpr[5] = layout.buf + STACK_LO + (rng.below(STACK_HI - STACK_LO) & !7);
         }

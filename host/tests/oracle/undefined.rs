@@ -69,6 +69,8 @@ pub static TABLE: &[Row] = {
         Row { mnemonics: &[M::Bt, M::Bts, M::Btr, M::Btc], rule: Rule::Always(OF | SF | AF | PF), doc: "of sf af pf" },
         Row { mnemonics: &[M::Bsf, M::Bsr], rule: Rule::Always(CF | OF | SF | AF | PF), doc: "cf of sf af pf" },
         Row { mnemonics: &[M::Tzcnt, M::Lzcnt], rule: Rule::Always(OF | SF | AF | PF), doc: "of sf af pf" },
+        Row { mnemonics: &[M::Andn, M::Blsi, M::Blsmsk, M::Blsr, M::Bzhi], rule: Rule::Always(AF | PF), doc: "af pf" },
+        Row { mnemonics: &[M::Bextr], rule: Rule::Always(AF | SF | PF), doc: "af sf pf" },
     ]
 };
 

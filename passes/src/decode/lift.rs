@@ -107,6 +107,20 @@ pub fn lift(b: &mut Builder<'_>, i: &Instruction, level: CpuLevel) -> Outcome {
         M::Cmpxchg => l.cmpxchg(),
         M::Cmpxchg16b => l.cmpxchg16b(),
         M::Crc32 => l.crc32(),
+        M::Andn
+        | M::Bextr
+        | M::Blsi
+        | M::Blsmsk
+        | M::Blsr
+        | M::Bzhi
+        | M::Mulx
+        | M::Pdep
+        | M::Pext
+        | M::Rorx
+        | M::Sarx
+        | M::Shlx
+        | M::Shrx
+        | M::Movbe => l.bmi(m),
         M::Bswap => l.bswap(),
         M::Bt | M::Bts | M::Btr | M::Btc => l.bit_test(m),
         M::Bsf | M::Bsr | M::Tzcnt | M::Lzcnt | M::Popcnt => l.bit_scan(m),

@@ -17,6 +17,7 @@
 //! becomes `trap ill` at its address, so the guest gets SIGILL there.
 
 mod alu;
+mod bmi;
 mod control;
 mod flags;
 mod lift;

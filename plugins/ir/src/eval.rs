@@ -78,8 +78,15 @@ pub fn binary(op: Opcode, bits: u32, a: u128, b: u128) -> Option<u128> {
         Opcode::SubSatU => a.saturating_sub(b),
         Opcode::AddSatS => saturate_signed(sa.saturating_add(sb), bits),
         Opcode::SubSatS => saturate_signed(sa.saturating_sub(sb), bits),
+        Opcode::Pdep => set_bits(b).enumerate().filter(|(k, _)| a >> k & 1 != 0).fold(0, |r, (_, i)| r | 1 << i),
+        Opcode::Pext => set_bits(b).enumerate().filter(|(_, i)| a >> i & 1 != 0).fold(0, |r, (k, _)| r | 1 << k),
         _ => return None,
     })
+}
+
+/// The positions of the set bits of `x`, lowest first.
+fn set_bits(x: u128) -> impl Iterator<Item = u32> {
+    (0..128).filter(move |i| x >> i & 1 != 0)
 }
 
 /// The unary integer op `op` on `a` of `bits` bits; `None` for an op that

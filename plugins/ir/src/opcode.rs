@@ -356,6 +356,12 @@ declare_ops! {
     /// updated with the low IMM bytes (1, 2, 4 or 8) of the i64 vB, low
     /// byte first (crc32).
     Crc32c = "crc32c", BinaryImm;
+    /// The low bits of vA deposited, lowest first, at the set bits of vB;
+    /// zero elsewhere (pdep).
+    Pdep = "pdep", Binary;
+    /// The bits of vA at the set bits of vB, packed into the low bits
+    /// (pext).
+    Pext = "pext", Binary;
 }
 
 impl Opcode {

@@ -333,6 +333,7 @@ impl Lowerer<'_> {
                 ; mul X(d), X(a), X(b)
                 ; lsr X(d), X(d), #bits
             ),
+            Opcode::Pdep | Opcode::Pext => self.deposit_extract(op == Opcode::Pdep, d, a, b),
             Opcode::Smulh if bits == 64 => a64!(self.ops; smulh X(d), X(a), X(b)),
             Opcode::Smulh => {
                 self.sext_to(T0, a, bits);
@@ -567,6 +568,52 @@ impl Lowerer<'_> {
     }
 
     /// `X(d) = popcount(X(a))` through the vector unit.
+    /// `pdep` (`deposit`) or `pext` of X(a) at the set bits of X(b) into
+    /// X(d): a loop over the mask's set bits, lowest first (arm64 has no
+    /// such instruction), ten instructions per set bit. x4 serves as a
+    /// fourth temporary: outside i128 ops it is no one's (see `frame`).
+    fn deposit_extract(&mut self, deposit: bool, d: u8, a: u8, b: u8) {
+        const LOW: u8 = 4;
+        let (top, done) = (self.ops.new_dynamic_label(), self.ops.new_dynamic_label());
+        // T0: the mask bits left; T1: the source shifted down (pdep) or
+        // the next result bit (pext); T2: the result.
+        a64!(self.ops; mov X(T0), X(b));
+        if deposit {
+            a64!(self.ops; mov X(T1), X(a));
+        } else {
+            a64!(self.ops; movz X(T1), #1);
+        }
+        a64!(self.ops
+            ; movz X(T2), #0
+            ; =>top
+            ; cbz X(T0), =>done
+            ; neg X(LOW), X(T0)
+            ; and X(LOW), X(LOW), X(T0)
+        );
+        if deposit {
+            a64!(self.ops
+                ; tst X(T1), #1
+                ; csel X(LOW), X(LOW), xzr, ne
+                ; orr X(T2), X(T2), X(LOW)
+                ; lsr X(T1), X(T1), #1
+            );
+        } else {
+            a64!(self.ops
+                ; tst X(a), X(LOW)
+                ; csel X(LOW), X(T1), xzr, ne
+                ; orr X(T2), X(T2), X(LOW)
+                ; lsl X(T1), X(T1), #1
+            );
+        }
+        a64!(self.ops
+            ; sub XSP(LOW), XSP(T0), #1
+            ; and X(T0), X(T0), X(LOW)
+            ; b =>top
+            ; =>done
+            ; mov X(d), X(T2)
+        );
+    }
+
     fn popcount(&mut self, d: u8, a: u8) {
         use super::frame::VT0;
         a64!(self.ops
