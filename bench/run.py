@@ -22,6 +22,13 @@ Writes the table to stdout, into docs/benchmarks.md between the markers
 <!-- bench:begin --> and <!-- bench:end -->, the plot to docs/benchmarks.svg,
 and the raw figures to bench/build/results.json. `python3 bench/run.py -h`
 lists the options; docs/benchmarks.md describes the method and the figures.
+
+With --builds, the kernels are measured as each of several builds
+(bench/Makefile: gcc -O2, gcc -O3, clang -O2, gcc -O2 PIE), the same way;
+the table then has a column set per build and the geomeans per build and
+over all of them, and goes into docs/benchmarks.md between
+<!-- builds:begin --> and <!-- builds:end --> (the main table and the plot
+stay as they are), the raw figures to bench/build/results-builds.json.
 """
 
 import argparse
@@ -66,6 +73,15 @@ TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 
 BEGIN = "<!-- bench:begin -->"
 END = "<!-- bench:end -->"
+# The kernel builds of bench/Makefile (--builds); the first is the main table's.
+BUILDS = [
+    ("gcc-O2", "gcc -O2, non-PIE"),
+    ("gcc-O3", "gcc -O3, non-PIE"),
+    ("clang-O2", "clang -O2, non-PIE"),
+    ("gcc-O2-pie", "gcc -O2, static PIE"),
+]
+BUILDS_BEGIN = "<!-- builds:begin -->"
+BUILDS_END = "<!-- builds:end -->"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # aarchx's debug line at exit (host/src/run.rs), read when it is there.
 TOTALS = re.compile(r"translation totals.*?regions=(\d+).*?guest_insns=(\d+)(?:.*?ir_insts=(\d+))?")
@@ -79,6 +95,13 @@ PROGRESS = Progress(1, "runs")
 
 def log(msg):
     PROGRESS.log(msg)
+
+
+def xbench_of(build):
+    """A build's static kernel program (bench/Makefile): the main table's
+    gcc-O2 stays at bench/build/static/xbench, the others are under
+    bench/build/BUILD/."""
+    return os.path.join(BUILD, *([] if build == BUILDS[0][0] else [build]), "static", "xbench")
 
 
 def is_aarch64_elf(path):
@@ -103,8 +126,9 @@ class Engine:
 
 
 class Runner:
-    def __init__(self, args):
+    def __init__(self, args, prog):
         self.args = args
+        self.prog = prog          # the kernel program measured (one build's xbench)
         self.tmp = tempfile.mkdtemp(prefix="aarchx-bench-")
 
     def run(self, argv, env=None, rss=False):
@@ -148,7 +172,7 @@ class Runner:
         return out, err, p.returncode, dt, maxrss
 
     def xbench(self, kernel, size):
-        return [self.args.xbench, kernel, str(size)]
+        return [self.prog, kernel, str(size)]
 
     def engine_argv(self, eng, kernel, size, count_file=None):
         words = list(eng.prefix)
@@ -161,6 +185,11 @@ class Runner:
 
     def engine_env(self, eng, counting):
         env = dict(os.environ)
+        if eng.kind == "aarchx":
+            # The persistent translation cache (docs/cache.md) is on by
+            # default: the SIZE/2 run would take from it what the SIZE run
+            # translated, and the difference would hold the translation.
+            env["AARCHX_CACHE"] = "off"
         if eng.kind == "aarchx" and counting:
             env["AARCHX_LOG"] = "aarchx::run=debug"
             env["AARCHX_STATS"] = "1"
@@ -252,6 +281,98 @@ def calibrate(r, eng, kernel, target, fixed):
     return best - (best % 2)
 
 
+def measure(r, args, k, allx, fixed, tag, who):
+    """One kernel of the program r.prog under every engine, by the method of
+    the module's doc: its sizes, x86-64 instructions per unit and, per
+    engine, the output check, arm64 instructions, times and RSS. tag and who
+    name the kernel in the log and on the status line."""
+    log("%s: calibrating" % tag)
+    PROGRESS.status("%s: calibrating SIZE under each engine" % who)
+    sizes = {e.name: calibrate(r, e, k, args.target_seconds, fixed) for e in allx}
+    res = {"sizes": sizes, "engines": {}}
+    ref = {}
+
+    def native(size):
+        """The native run's (stdout, exit status) at size: the reference output."""
+        if size not in ref:
+            out, _, rc, _, rss = r.run(r.xbench(k, size), rss=True)
+            ref[size] = (out, rc)
+            res.setdefault("native_rss_kib", rss)
+        return ref[size]
+
+    # x86-64 instructions per unit of SIZE, from the smallest engine SIZE (callgrind is slow).
+    sref = min(sizes.values())
+    PROGRESS.status("%s: counting x86-64 instructions (callgrind)" % who)
+    native(sref)
+    cg_full_out, x_full = r.callgrind(k, sref)
+    cg_half_out, x_half = r.callgrind(k, sref // 2)
+    res["x86_size"] = sref
+    res["x86_insns"] = x_full - x_half
+    res["x86_per_unit"] = (x_full - x_half) / (sref - sref // 2)
+    if cg_full_out != native(sref)[0] or cg_half_out != native(sref // 2)[0]:
+        log("  warning: callgrind run's output differs from the native run")
+    log("%s: x86-64 instructions per unit %.3f (SIZE %d); SIZE per engine %s" % (
+        tag, res["x86_per_unit"], sref, ", ".join("%s %d" % kv for kv in sizes.items())))
+    for eng in allx:
+        size = sizes[eng.name]
+        half = size // 2
+        units = size - half
+        e = {"ok": True, "why": "", "size": size}
+        counts = {}
+        for s in (size, half):
+            PROGRESS.status("%s under %s: %s SIZE %d" % (who, eng.name, "counting" if eng.under_qemu else "running", s))
+            if eng.under_qemu:
+                out, rc, insns, stats, errtext = r.count(eng, k, s)
+            else:
+                out, rc, _, _, err = r.timed(eng, k, s)
+                insns, stats, errtext = None, {}, err.decode(errors="replace")
+            if (out, rc) != native(s):
+                e["ok"] = False
+                e["why"] = "SIZE %d: exit %d, output %r (native %r) %s" % (
+                    s, rc, out[:80], native(s)[0][:80], errtext.strip()[-300:])
+            counts[s] = (insns, stats)
+        if e["ok"] and eng.under_qemu and counts[size][0] is not None and counts[half][0] is not None:
+            e["arm64_insns"] = counts[size][0] - counts[half][0]
+            e["arm64_per_unit"] = e["arm64_insns"] / units
+            e["arm64_per_x86"] = e["arm64_per_unit"] / res["x86_per_unit"] if res["x86_per_unit"] > 0 else None
+            e["stats_full"] = counts[size][1]
+            e["stats_half"] = counts[half][1]
+            if translation_mark(e):
+                log("  %s %s: %s regions translated at SIZE, %s at SIZE/2: translation is inside the difference" % (
+                    who, eng.name, e["stats_full"]["regions"], e["stats_half"]["regions"]))
+        if e["ok"]:
+            # Timed at --time-scale times the counted SIZE: the
+            # difference must stand well above the timing noise.
+            tsize = size * args.time_scale
+            thalf = tsize // 2
+            e["time_size"] = tsize
+            diffs, rss = [], []
+            for rep in range(args.reps):
+                PROGRESS.status("%s under %s: timing, repetition %d/%d" % (who, eng.name, rep + 1, args.reps))
+                o1, rc1, t1, m1, _ = r.timed(eng, k, tsize, rss=True)
+                o2, rc2, t2, _, _ = r.timed(eng, k, thalf)
+                if (o1, rc1) != native(tsize) or (o2, rc2) != native(thalf):
+                    e["ok"] = False
+                    e["why"] = "a timed run's output differed from native"
+                    break
+                diffs.append(t1 - t2)
+                if m1:
+                    rss.append(m1)
+            e["seconds"] = median(diffs)
+            e["seconds_all"] = diffs
+            e["seconds_per_unit"] = e["seconds"] / (tsize - thalf) if e["seconds"] is not None else None
+            e["rss_kib"] = max(rss) if rss else None
+        res["engines"][eng.name] = e
+        if e["ok"]:
+            log("%s %s: ok at SIZE %d, arm64/x86 %s, %.3f s for the difference, peak RSS %s MiB" % (
+                tag, eng.name, size, fmt_ratio(e.get("arm64_per_x86")), e["seconds"],
+                "%.1f" % (e["rss_kib"] / 1024) if e.get("rss_kib") else "?"))
+        else:
+            log("%s %s: FAILED: %s" % (tag, eng.name, e["why"]))
+        PROGRESS.advance()
+    return res
+
+
 def fmt_ratio(x):
     if x is None:
         return "n/a"
@@ -260,8 +381,9 @@ def fmt_ratio(x):
     return "%.2fx" % x if x < 100 else "%.0fx" % x
 
 
-def profile(args, fixed, policies):
-    """--profile KERNEL: bench/profile.py --guest on one kernel run, at the
+def profile(args, xbench, fixed, policies):
+    """--profile KERNEL: bench/profile.py --guest on one kernel run of the
+    program xbench (--xbench, or the one --builds build), at the
     SIZE --size gives, else the one the last results.json measured it at
     (the largest of its engines), else 1000000; under the one --policy
     given, else aarchx's default policy."""
@@ -269,7 +391,10 @@ def profile(args, fixed, policies):
     size = fixed.get(k)
     if size is None and os.path.exists(args.json):
         with open(args.json) as f:
-            sizes = json.load(f).get("results", {}).get(k, {}).get("sizes", {})
+            data = json.load(f)
+        # A --builds run's figures: the first build's.
+        per_kernel = data.get("results") or next(iter(data.get("builds", {}).values()), {})
+        sizes = per_kernel.get(k, {}).get("sizes", {})
         size = max(sizes.values()) if sizes else None
     size = size or 1000000
     if len(policies) > 1:
@@ -279,7 +404,7 @@ def profile(args, fixed, policies):
         env["AARCHX_POLICY"] = os.path.abspath(policies[0])
     return subprocess.call([sys.executable, os.path.join(BENCH, "profile.py"), "--aarchx", args.aarchx,
                             "--qemu", args.qemu, "--plugin", args.plugin, "--guest", "--top", str(args.top),
-                            "--", args.xbench, k, str(size)], env=env)
+                            "--", xbench, k, str(size)], env=env)
 
 
 def build_engines(args):
@@ -339,8 +464,12 @@ def build_engines(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--xbench", default=os.path.join(BUILD, "static", "xbench"),
-                    help="the kernel program (default bench/build/static/xbench)")
+    ap.add_argument("--xbench",
+                    help="the kernel program (default bench/build/static/xbench, the gcc-O2 build)")
+    ap.add_argument("--builds", metavar="B1,B2,...",
+                    help="measure the kernels as each of these builds of bench/Makefile (%s, or all); "
+                         "default gcc-O2 alone, the main table. Any other set gives the per-build table "
+                         "(docs/benchmarks.md between the builds markers)" % ", ".join(b for b, _ in BUILDS))
     ap.add_argument("--aarchx", default=os.path.join(ROOT, "target", "aarch64-unknown-linux-gnu", "release", "aarchx"),
                     help="aarchx binary (an aarch64 binary runs under qemu-aarch64)")
     ap.add_argument("--qemu", default=shutil.which("qemu-aarch64") or "qemu-aarch64")
@@ -373,7 +502,8 @@ def main():
                     help="run aarchx and the policies in place instead of copies taken at start")
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--svg", default=os.path.join(ROOT, "docs", "benchmarks.svg"))
-    ap.add_argument("--json", default=os.path.join(BUILD, "results.json"))
+    ap.add_argument("--json", help="the raw figures (default bench/build/results.json, "
+                                   "with --builds bench/build/results-builds.json)")
     ap.add_argument("--no-doc", action="store_true", help="print only; leave docs/ alone")
     ap.add_argument("--note", default="", help="a sentence to put under the table (e.g. reduced sizes)")
     ap.add_argument("--profile", metavar="KERNEL",
@@ -386,11 +516,24 @@ def main():
     if args.from_json:
         with open(args.from_json) as f:
             data = json.load(f)
-        meta, results = data["meta"], data["results"]
+        meta = data["meta"]
+        # A --builds run keeps each build's results under "builds".
+        by_build = data["builds"] if "builds" in data else {BUILDS[0][0]: data["results"]}
         engs = [Engine(e["name"], e["prefix"], e["kind"], e["counted"], e.get("policy"), e.get("sets", ()))
                 for e in meta["engines"]]
-        return output(args, results, [e for e in engs if e.kind == "aarchx"],
-                      [e for e in engs if e.kind != "aarchx"], list(results), meta)
+        return output(args, by_build, [e for e in engs if e.kind == "aarchx"],
+                      [e for e in engs if e.kind != "aarchx"], list(next(iter(by_build.values()))), meta)
+    names = [b for b, _ in BUILDS] if args.builds == "all" else [b for b in (args.builds or BUILDS[0][0]).split(",") if b]
+    for b in names:
+        if b not in dict(BUILDS):
+            raise SystemExit("unknown build %s (known: %s)" % (b, ", ".join(b for b, _ in BUILDS)))
+    if args.xbench and args.builds:
+        raise SystemExit("--xbench and --builds exclude each other")
+    # (build, kernel program) pairs; several builds, or one other than gcc-O2, make the per-build table.
+    builds = [(b, args.xbench or xbench_of(b)) for b in names]
+    several = names != [BUILDS[0][0]]
+    if args.json is None:
+        args.json = os.path.join(BUILD, "results-builds.json" if several else "results.json")
     given_policies = list(args.policy)
     if not args.policy:
         args.policy = ["policies/plain.ron", "policies/ordered.ron"]
@@ -403,8 +546,10 @@ def main():
         if k not in WHAT:
             raise SystemExit("unknown kernel %s" % k)
     if args.profile:
-        return profile(args, fixed, given_policies)
-    for path, what in ((args.xbench, "kernels (make -C bench)"), (args.plugin, "plugin (make -C bench plugin)")):
+        if len(builds) > 1:
+            raise SystemExit("--profile takes one build")
+        return profile(args, builds[0][1], fixed, given_policies)
+    for path, what in [(x, "kernels (make -C bench)") for _, x in builds] + [(args.plugin, "plugin (make -C bench plugin)")]:
         if not os.path.exists(path):
             raise SystemExit("%s missing: build the %s, or run `cargo xtask bench`" % (path, what))
 
@@ -412,7 +557,7 @@ def main():
     command = "python3 bench/run.py " + argstr
     if os.environ.get("AARCHX_BENCH_VIA_XTASK"):
         command = "./x bench %s   (set-up and builds, then: %s)" % (argstr, command)
-    r = Runner(args)
+    r = Runner(args, builds[0][1])
     engines, peers = build_engines(args)
     allx = engines + peers
     counted = [e for e in allx if e.under_qemu]
@@ -423,96 +568,16 @@ def main():
     if os.path.exists(true_a64):
         _, _, _, _, qemu_floor = r.run([args.qemu, true_a64], rss=True)
 
-    results = {}
     t_start = time.time()
     global PROGRESS
-    PROGRESS = Progress(len(kernels) * len(allx), "kernel runs")
-    for ki, k in enumerate(kernels, 1):
-        log("[%d/%d] %s: calibrating" % (ki, len(kernels), k))
-        PROGRESS.status("%s: calibrating SIZE under each engine" % k)
-        sizes = {e.name: calibrate(r, e, k, args.target_seconds, fixed) for e in allx}
-        res = {"sizes": sizes, "engines": {}}
-        ref = {}
-
-        def native(size):
-            """The native run's (stdout, exit status) at size: the reference output."""
-            if size not in ref:
-                out, _, rc, _, rss = r.run(r.xbench(k, size), rss=True)
-                ref[size] = (out, rc)
-                res.setdefault("native_rss_kib", rss)
-            return ref[size]
-
-        # x86-64 instructions per unit of SIZE, from the smallest engine SIZE (callgrind is slow).
-        sref = min(sizes.values())
-        PROGRESS.status("%s: counting x86-64 instructions (callgrind)" % k)
-        native(sref)
-        cg_full_out, x_full = r.callgrind(k, sref)
-        cg_half_out, x_half = r.callgrind(k, sref // 2)
-        res["x86_size"] = sref
-        res["x86_insns"] = x_full - x_half
-        res["x86_per_unit"] = (x_full - x_half) / (sref - sref // 2)
-        if cg_full_out != native(sref)[0] or cg_half_out != native(sref // 2)[0]:
-            log("  warning: callgrind run's output differs from the native run")
-        log("[%d/%d] %s: x86-64 instructions per unit %.3f (SIZE %d); SIZE per engine %s" % (
-            ki, len(kernels), k, res["x86_per_unit"], sref, ", ".join("%s %d" % kv for kv in sizes.items())))
-        for eng in allx:
-            size = sizes[eng.name]
-            half = size // 2
-            units = size - half
-            e = {"ok": True, "why": "", "size": size}
-            counts = {}
-            for s in (size, half):
-                PROGRESS.status("%s under %s: %s SIZE %d" % (k, eng.name, "counting" if eng.under_qemu else "running", s))
-                if eng.under_qemu:
-                    out, rc, insns, stats, errtext = r.count(eng, k, s)
-                else:
-                    out, rc, _, _, err = r.timed(eng, k, s)
-                    insns, stats, errtext = None, {}, err.decode(errors="replace")
-                if (out, rc) != native(s):
-                    e["ok"] = False
-                    e["why"] = "SIZE %d: exit %d, output %r (native %r) %s" % (
-                        s, rc, out[:80], native(s)[0][:80], errtext.strip()[-300:])
-                counts[s] = (insns, stats)
-            if e["ok"] and eng.under_qemu and counts[size][0] is not None and counts[half][0] is not None:
-                e["arm64_insns"] = counts[size][0] - counts[half][0]
-                e["arm64_per_unit"] = e["arm64_insns"] / units
-                e["arm64_per_x86"] = e["arm64_per_unit"] / res["x86_per_unit"] if res["x86_per_unit"] > 0 else None
-                e["stats_full"] = counts[size][1]
-                e["stats_half"] = counts[half][1]
-                if translation_mark(e):
-                    log("  %s %s: %s regions translated at SIZE, %s at SIZE/2: translation is inside the difference" % (
-                        k, eng.name, e["stats_full"]["regions"], e["stats_half"]["regions"]))
-            if e["ok"]:
-                # Timed at --time-scale times the counted SIZE: the
-                # difference must stand well above the timing noise.
-                tsize = size * args.time_scale
-                thalf = tsize // 2
-                e["time_size"] = tsize
-                diffs, rss = [], []
-                for rep in range(args.reps):
-                    PROGRESS.status("%s under %s: timing, repetition %d/%d" % (k, eng.name, rep + 1, args.reps))
-                    o1, rc1, t1, m1, _ = r.timed(eng, k, tsize, rss=True)
-                    o2, rc2, t2, _, _ = r.timed(eng, k, thalf)
-                    if (o1, rc1) != native(tsize) or (o2, rc2) != native(thalf):
-                        e["ok"] = False
-                        e["why"] = "a timed run's output differed from native"
-                        break
-                    diffs.append(t1 - t2)
-                    if m1:
-                        rss.append(m1)
-                e["seconds"] = median(diffs)
-                e["seconds_all"] = diffs
-                e["seconds_per_unit"] = e["seconds"] / (tsize - thalf) if e["seconds"] is not None else None
-                e["rss_kib"] = max(rss) if rss else None
-            res["engines"][eng.name] = e
-            if e["ok"]:
-                log("[%d/%d] %s %s: ok at SIZE %d, arm64/x86 %s, %.3f s for the difference, peak RSS %s MiB" % (
-                    ki, len(kernels), k, eng.name, size, fmt_ratio(e.get("arm64_per_x86")), e["seconds"],
-                    "%.1f" % (e["rss_kib"] / 1024) if e.get("rss_kib") else "?"))
-            else:
-                log("[%d/%d] %s %s: FAILED: %s" % (ki, len(kernels), k, eng.name, e["why"]))
-            PROGRESS.advance()
-        results[k] = res
+    PROGRESS = Progress(len(builds) * len(kernels) * len(allx), "kernel runs")
+    by_build = {}
+    for b, prog in builds:
+        r.prog = prog
+        results = by_build[b] = {}
+        for ki, k in enumerate(kernels, 1):
+            who = ("%s %s" % (b, k)) if several else k
+            results[k] = measure(r, args, k, allx, fixed, "[%d/%d] %s" % (ki, len(kernels), who), who)
     PROGRESS.close()
     elapsed = time.time() - t_start
 
@@ -530,21 +595,36 @@ def main():
         "elapsed_seconds": round(elapsed),
         "note": args.note,
     }
+    if several:
+        meta["builds"] = {b: os.path.relpath(prog, ROOT) for b, prog in builds}
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w") as f:
-        json.dump({"meta": meta, "results": results}, f, indent=1, default=str)
-    return output(args, results, engines, peers, kernels, meta)
+        json.dump({"meta": meta, **({"builds": by_build} if several else {"results": by_build[builds[0][0]]})},
+                  f, indent=1, default=str)
+    return output(args, by_build, engines, peers, kernels, meta)
 
 
-def output(args, results, engines, peers, kernels, meta):
-    md = render(results, engines, peers, kernels, meta)
-    print(md)
-    if not args.no_doc:
-        write_doc(args.doc, md)
-        write_svg(args.svg, results, engines, peers, kernels, meta)
-        log("wrote %s and %s%s" % (os.path.relpath(args.doc, ROOT), os.path.relpath(args.svg, ROOT),
-                                   "" if args.from_json else " (raw figures: %s)" % os.path.relpath(args.json, ROOT)))
-    failed = [(k, n) for k in kernels for n, e in results[k]["engines"].items() if not e["ok"]]
+def output(args, by_build, engines, peers, kernels, meta):
+    """Prints the table and writes the doc (and, for the main table, the
+    plot); a --builds run (meta names its builds) gives the per-build table
+    between the builds markers. 1 when any engine failed a kernel."""
+    raw = "" if args.from_json else " (raw figures: %s)" % os.path.relpath(args.json, ROOT)
+    if "builds" in meta:
+        md = render_builds(by_build, engines, peers, kernels, meta)
+        print(md)
+        if not args.no_doc:
+            write_doc(args.doc, md, BUILDS_BEGIN, BUILDS_END, "## Kernels built several ways")
+            log("wrote %s%s" % (os.path.relpath(args.doc, ROOT), raw))
+    else:
+        results = next(iter(by_build.values()))
+        md = render(results, engines, peers, kernels, meta)
+        print(md)
+        if not args.no_doc:
+            write_doc(args.doc, md)
+            write_svg(args.svg, results, engines, peers, kernels, meta)
+            log("wrote %s and %s%s" % (os.path.relpath(args.doc, ROOT), os.path.relpath(args.svg, ROOT), raw))
+    failed = [(k, n) for results in by_build.values() for k in kernels
+              for n, e in results[k]["engines"].items() if not e["ok"]]
     return 1 if failed else 0
 
 
@@ -566,8 +646,52 @@ def translation_mark(ee):
     return ""
 
 
-def render(results, engines, peers, kernels, meta):
+def ratio_columns(res, engines, peers):
+    """The ratio table's figures for one kernel (one build): (header, value,
+    mark) per column, the value a number, a word (FAIL, noise) or None.
+    arm64 instructions per x86-64 instruction of every counted engine, then
+    per peer each aarchx column's time, and for a counted peer its
+    instructions, as a ratio to the peer's."""
     counted_peers = [p for p in peers if p.under_qemu]
+    cols = []
+    for e in engines + counted_peers:
+        ee = res["engines"][e.name]
+        cols.append(("%s arm64/x86" % e.name, ee.get("arm64_per_x86") if ee["ok"] else "FAIL", translation_mark(ee)))
+    for p in peers:
+        pe = res["engines"][p.name]
+        for e in engines:
+            ee = res["engines"][e.name]
+            if not ee["ok"]:
+                v = "FAIL"
+            elif not pe["ok"]:
+                v = "peer FAIL"
+            elif ee.get("seconds_per_unit") is None or pe.get("seconds_per_unit") is None:
+                v = None
+            elif ee["seconds_per_unit"] <= 0 or pe["seconds_per_unit"] <= 0:
+                # The SIZE run took no longer than the SIZE/2 one: the
+                # difference is below the timing noise, not a speed.
+                v = "noise"
+            else:
+                v = ee["seconds_per_unit"] / pe["seconds_per_unit"]
+            cols.append(("%s time vs %s" % (e.name, p.name), v, ""))
+        if p in counted_peers:
+            for e in engines:
+                ee = res["engines"][e.name]
+                if ee["ok"] and pe["ok"] and ee.get("arm64_per_unit") and pe.get("arm64_per_unit"):
+                    v = ee["arm64_per_unit"] / pe["arm64_per_unit"]
+                else:
+                    v = "FAIL" if not ee["ok"] else None
+                cols.append(("%s insns vs %s" % (e.name, p.name), v, ""))
+    return cols
+
+
+def number(v):
+    """v when it is a figure (for the geomeans), else None."""
+    return v if isinstance(v, (int, float)) else None
+
+
+def render_head(meta):
+    """The lines every table starts with: when, which aarchx, the command, the note."""
     L = []
     L.append("Run %s, aarchx at %s, %d repetitions, calibration target %.1f s, whole run %d s%s." % (
         meta["date"], meta["aarchx_commit"], meta["reps"], meta["target_seconds"], meta["elapsed_seconds"],
@@ -578,68 +702,92 @@ def render(results, engines, peers, kernels, meta):
     if meta["note"]:
         L.append(meta["note"])
         L.append("")
-    # Table 1: instruction ratios and time ratios.
-    L.append("arm64 instructions executed per x86-64 instruction (the difference of the SIZE and SIZE/2 runs; "
-             "lower is better, about 1.0 is the limit), and %s time under qemu-aarch64 as a ratio to each peer "
-             "(median of the repetitions; lower is better: under 1.00x aarchx is faster). "
-             "FAIL: output differed from the native run. noise: the SIZE run took no longer than the SIZE/2 run, "
-             "so the time difference is below the timing noise (a larger --target-seconds or more --reps helps). "
-             "A ratio marked *: aarchx translated a different number of regions in the SIZE and SIZE/2 runs, "
-             "so translation work is inside the difference (a larger SIZE usually removes it)." % (
-                 "CPU (user+system)" if meta["clock"] == "cpu" else "wall"))
+    return L
+
+
+def ratio_legend(meta):
+    return ("arm64 instructions executed per x86-64 instruction (the difference of the SIZE and SIZE/2 runs; "
+            "lower is better, about 1.0 is the limit), and %s time under qemu-aarch64 as a ratio to each peer "
+            "(median of the repetitions; lower is better: under 1.00x aarchx is faster). "
+            "FAIL: output differed from the native run. noise: the SIZE run took no longer than the SIZE/2 run, "
+            "so the time difference is below the timing noise (a larger --target-seconds or more --reps helps). "
+            "A ratio marked *: aarchx translated a different number of regions in the SIZE and SIZE/2 runs, "
+            "so translation work is inside the difference (a larger SIZE usually removes it)." % (
+                "CPU (user+system)" if meta["clock"] == "cpu" else "wall"))
+
+
+def failure_lines(fails):
+    """The failures list under a table: (what, engine, why) triples."""
+    if not fails:
+        return []
+    L = ["Failures:", ""]
+    for what, n, why in fails:
+        L.append("- %s under %s: %s" % (what, n, why.replace("|", "\\|").replace("\n", " ")))
     L.append("")
-    hdr = ["Kernel", "What it does"]
-    for e in engines + counted_peers:
-        hdr.append("%s arm64/x86" % e.name)
-    for p in peers:
-        for e in engines:
-            hdr.append("%s time vs %s" % (e.name, p.name))
-        if counted_peers and p in counted_peers:
-            for e in engines:
-                hdr.append("%s insns vs %s" % (e.name, p.name))
+    return L
+
+
+def render_builds(by_build, engines, peers, kernels, meta):
+    """The --builds table: per kernel, a column set per build (its x86-64
+    instructions per unit and the ratio table's figures), each column's
+    geomean, then the geomean of each figure per build and over all builds
+    and kernels."""
+    builds = list(by_build)
+    L = render_head(meta)
+    L.append("The builds (bench/Makefile, each static, no library calls in the timed loops): %s." % "; ".join(
+        "`%s` %s (`%s`)" % (b, dict(BUILDS).get(b, ""), meta["builds"][b]) for b in builds))
+    L.append("")
+    L.append("Per build: x86-64 instructions executed per unit of SIZE (callgrind), and " + ratio_legend(meta))
+    L.append("")
+    names = [h for h, _, _ in ratio_columns(by_build[builds[0]][kernels[0]], engines, peers)]
+    hdr = ["Kernel"]
+    for b in builds:
+        hdr += ["%s x86/unit" % b] + ["%s %s" % (b, h) for h in names]
+    L.append("| " + " | ".join(hdr) + " |")
+    L.append("|" + "|".join(["---"] + ["---:"] * (len(hdr) - 1)) + "|")
+    vals = {(b, h): [] for b in builds for h in names}
+    for k in kernels:
+        row = ["`%s`" % k]
+        for b in builds:
+            res = by_build[b][k]
+            row.append("%.2f" % res["x86_per_unit"])
+            for h, v, mark in ratio_columns(res, engines, peers):
+                vals[(b, h)].append(number(v))
+                row.append(fmt_ratio(v) + mark)
+        L.append("| " + " | ".join(row) + " |")
+    gm = ["**geomean**"]
+    for b in builds:
+        gm += [""] + [fmt_ratio(geomean(vals[(b, h)])) for h in names]
+    L.append("| " + " | ".join(gm) + " |")
+    L.append("")
+    L.append("Geometric means per build and over all builds and kernels (a FAIL counts in none):")
+    L.append("")
+    L.append("| Figure | " + " | ".join("`%s`" % b for b in builds) + " | all builds |")
+    L.append("|---|" + "---:|" * (len(builds) + 1))
+    for h in names:
+        L.append("| %s | %s | **%s** |" % (h, " | ".join(fmt_ratio(geomean(vals[(b, h)])) for b in builds),
+                                          fmt_ratio(geomean([v for b in builds for v in vals[(b, h)]]))))
+    L.append("")
+    L += failure_lines([("`%s` built `%s`" % (k, b), n, e["why"]) for b in builds for k in kernels
+                        for n, e in by_build[b][k]["engines"].items() if not e["ok"]])
+    return "\n".join(L).rstrip("\n")
+
+
+def render(results, engines, peers, kernels, meta):
+    L = render_head(meta)
+    # Table 1: instruction ratios and time ratios.
+    L.append(ratio_legend(meta))
+    L.append("")
+    hdr = ["Kernel", "What it does"] + [h for h, _, _ in ratio_columns(results[kernels[0]], engines, peers)]
     L.append("| " + " | ".join(hdr) + " |")
     L.append("|" + "|".join(["---"] * 2 + ["---:"] * (len(hdr) - 2)) + "|")
     nfixed = 2
     cols = {h: [] for h in hdr}
-
-    def cell(h, v):
-        cols[h].append(v if isinstance(v, (int, float)) else None)
-        return fmt_ratio(v)
-
     for k in kernels:
-        res = results[k]
         row = ["`%s`" % k, WHAT[k]]
-        for e in engines + counted_peers:
-            ee = res["engines"][e.name]
-            h = "%s arm64/x86" % e.name
-            row.append(cell(h, ee.get("arm64_per_x86") if ee["ok"] else "FAIL") + translation_mark(ee))
-        for p in peers:
-            pe = res["engines"][p.name]
-            for e in engines:
-                ee = res["engines"][e.name]
-                h = "%s time vs %s" % (e.name, p.name)
-                if not ee["ok"]:
-                    v = "FAIL"
-                elif not pe["ok"]:
-                    v = "peer FAIL"
-                elif ee.get("seconds_per_unit") is None or pe.get("seconds_per_unit") is None:
-                    v = None
-                elif ee["seconds_per_unit"] <= 0 or pe["seconds_per_unit"] <= 0:
-                    # The SIZE run took no longer than the SIZE/2 one: the
-                    # difference is below the timing noise, not a speed.
-                    v = "noise"
-                else:
-                    v = ee["seconds_per_unit"] / pe["seconds_per_unit"]
-                row.append(cell(h, v))
-            if counted_peers and p in counted_peers:
-                for e in engines:
-                    ee = res["engines"][e.name]
-                    h = "%s insns vs %s" % (e.name, p.name)
-                    if ee["ok"] and pe["ok"] and ee.get("arm64_per_unit") and pe.get("arm64_per_unit"):
-                        v = ee["arm64_per_unit"] / pe["arm64_per_unit"]
-                    else:
-                        v = "FAIL" if not ee["ok"] else None
-                    row.append(cell(h, v))
+        for h, v, mark in ratio_columns(results[k], engines, peers):
+            cols[h].append(number(v))
+            row.append(fmt_ratio(v) + mark)
         L.append("| " + " | ".join(row) + " |")
     gm = ["**geomean**", ""] + [fmt_ratio(geomean(cols[h])) for h in hdr[nfixed:]]
     L.append("| " + " | ".join(gm) + " |")
@@ -686,29 +834,25 @@ def render(results, engines, peers, kernels, meta):
             row.append("%.1f" % (pe["rss_kib"] / 1024) if pe.get("rss_kib") else "n/a")
         L.append("| " + " | ".join(row) + " |")
     L.append("")
-    fails = [(k, n, e["why"]) for k in kernels for n, e in results[k]["engines"].items() if not e["ok"]]
-    if fails:
-        L.append("Failures:")
-        L.append("")
-        for k, n, why in fails:
-            L.append("- `%s` under %s: %s" % (k, n, why.replace("|", "\\|").replace("\n", " ")))
-        L.append("")
+    L += failure_lines([("`%s`" % k, n, e["why"]) for k in kernels for n, e in results[k]["engines"].items() if not e["ok"]])
     L.append("![arm64 instructions per x86-64 instruction](benchmarks.svg)")
     return "\n".join(L)
 
 
-def write_doc(path, md):
+def write_doc(path, md, begin=BEGIN, end=END, heading="## Results"):
+    """md between the markers begin and end of the doc at path (after the
+    doc, under heading, when they are not there yet)."""
     text = ""
     if os.path.exists(path):
         with open(path) as f:
             text = f.read()
-    block = "%s\n%s\n%s" % (BEGIN, md, END)
-    if BEGIN in text and END in text:
-        a = text.index(BEGIN)
-        b = text.index(END) + len(END)
+    block = "%s\n%s\n%s" % (begin, md, end)
+    if begin in text and end in text:
+        a = text.index(begin)
+        b = text.index(end) + len(end)
         text = text[:a] + block + text[b:]
     else:
-        text = (text.rstrip() + "\n\n" if text else "# Benchmarks\n\n") + "## Results\n\n" + block + "\n"
+        text = (text.rstrip() + "\n\n" if text else "# Benchmarks\n\n") + heading + "\n\n" + block + "\n"
     with open(path, "w") as f:
         f.write(text)
 

@@ -658,7 +658,7 @@ fn bench(cx: &Cx, args: &[String]) -> Result {
             .into());
     }
     setup(cx)?;
-    let missing: Vec<&str> = ["valgrind", "time"].into_iter().filter(|p| !dpkg_installed(p)).collect();
+    let missing: Vec<&str> = ["valgrind", "time", "clang"].into_iter().filter(|p| !dpkg_installed(p)).collect();
     if !missing.is_empty() && which("dpkg-query").is_some() {
         println!("bench: installing {}", missing.join(" "));
         run(as_root("apt-get")?.env("DEBIAN_FRONTEND", "noninteractive").args(["install", "-y"]).args(&missing))?;
