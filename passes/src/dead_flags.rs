@@ -5,8 +5,8 @@
 //! the same flag is written again before it is read or the region is left.
 //! At traps, indirect exits and syscalls every flag is live. At a direct
 //! exit (`jump` or `call` to a known address) the pass lifts the guest
-//! code at the target with the lifter, up to `lookahead` instructions of
-//! straight-line code, and asks that IR: a flag the target writes before
+//! code at the target with the lifter, up to `lookahead` instructions
+//! (following direct jumps and calls, as a superblock does), and asks that IR: a flag the target writes before
 //! it reads it is dead at the exit. (Not a decoder's flag tables: a shift
 //! by `cl` writes no flag when `cl` is 0, which the IR says and iced's
 //! tables do not.) The bytes lifted become `dep` marks before the exit, so
@@ -118,14 +118,17 @@ fn entry_live(region: &Region) -> FlagSet {
 }
 
 /// Flags live at guest address `addr`: read by the code there, as the
-/// lifter defines it (at most `limit` instructions of straight-line code),
-/// before it writes them, and the guest byte ranges that answer depends
-/// on (none when every flag is live). Whatever the look cannot see past (control flow, a syscall,
-/// unreadable or undecodable bytes, the limit) counts as reading every
-/// flag not yet written.
+/// lifter defines it (at most `limit` instructions, following direct
+/// jumps and calls as a superblock does: a loop head that calls a leaf
+/// function before its first flag write learns from the callee), before
+/// it writes them, and the guest byte ranges that answer depends on (none
+/// when every flag is live). Whatever the look cannot see past (an
+/// indirect branch, a syscall, unreadable or undecodable bytes, the
+/// limit; anything in a translation without superblocks) counts as
+/// reading every flag not yet written.
 fn live_at(cx: &PassContext<'_>, addr: u64, limit: usize) -> (FlagSet, Vec<(u64, u64)>) {
     let mut ahead = Region::new(addr);
-    let mut lift = Decode { max_insns: limit, follow: false };
+    let mut lift = Decode { max_insns: limit, follow: true };
     if lift.run(cx, &mut ahead).is_err() {
         return (ALL, Vec::new());
     }
