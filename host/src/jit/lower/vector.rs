@@ -129,13 +129,51 @@ impl Lowerer<'_> {
         true
     }
 
-    /// `shl`/`lshr`/`ashr` of every lane by one scalar amount: clamped to
-    /// the lane width (where NEON's register shifts give 0, or the sign
-    /// for `sshl`), negated for right shifts, and splat.
+    /// `shl`/`lshr`/`ashr` of every lane by one scalar amount: by a
+    /// constant, one immediate shift (the width or more: zero, or the
+    /// sign for `ashr`); else clamped to the lane width (where NEON's
+    /// register shifts give 0, or the sign for `sshl`), negated for right
+    /// shifts, and splat.
     fn vector_shift(&mut self, v: Value, d: &InstData) -> bool {
         let lane = d.ty.lane_bits();
         if self.ty_of(d.arg(1)).bits() > 64 {
             return false;
+        }
+        if let Some(n) = self.const_value(d.arg(1)) {
+            let (a, r) = (self.vsrc(d.arg(0), 0), self.vdst(v, 3));
+            let n = n.min(u64::from(lane)) as u32;
+            match d.op {
+                Opcode::Shl | Opcode::Lshr if n == lane => a64!(self.ops; movi V(r).D2, #0),
+                _ if n == 0 => {
+                    if r != a {
+                        a64!(self.ops; mov V(r).B16, V(a).B16);
+                    }
+                }
+                Opcode::Shl => match lane {
+                    8 => a64!(self.ops; shl V(r).B16, V(a).B16, #n),
+                    16 => a64!(self.ops; shl V(r).H8, V(a).H8, #n),
+                    32 => a64!(self.ops; shl V(r).S4, V(a).S4, #n),
+                    _ => a64!(self.ops; shl V(r).D2, V(a).D2, #n),
+                },
+                Opcode::Lshr => match lane {
+                    8 => a64!(self.ops; ushr V(r).B16, V(a).B16, #n),
+                    16 => a64!(self.ops; ushr V(r).H8, V(a).H8, #n),
+                    32 => a64!(self.ops; ushr V(r).S4, V(a).S4, #n),
+                    _ => a64!(self.ops; ushr V(r).D2, V(a).D2, #n),
+                },
+                _ => {
+                    // An arithmetic shift by the width is one by width - 1.
+                    let n = n.min(lane - 1);
+                    match lane {
+                        8 => a64!(self.ops; sshr V(r).B16, V(a).B16, #n),
+                        16 => a64!(self.ops; sshr V(r).H8, V(a).H8, #n),
+                        32 => a64!(self.ops; sshr V(r).S4, V(a).S4, #n),
+                        _ => a64!(self.ops; sshr V(r).D2, V(a).D2, #n),
+                    }
+                }
+            }
+            self.vdone(v, r);
+            return true;
         }
         self.ldq(0, d.arg(0));
         self.ldx(1, d.arg(1));
@@ -164,25 +202,25 @@ impl Lowerer<'_> {
 
     fn vector_unary(&mut self, v: Value, d: &InstData) -> bool {
         let lane = d.ty.lane_bits();
-        self.ldq(0, d.arg(0));
+        let (a, r) = (self.vsrc(d.arg(0), 0), self.vdst(v, 3));
         match d.op {
-            Opcode::Not => a64!(self.ops; mvn V(3).B16, V(0).B16),
+            Opcode::Not => a64!(self.ops; mvn V(r).B16, V(a).B16),
             Opcode::Neg => match lane {
-                8 => a64!(self.ops; neg V(3).B16, V(0).B16),
-                16 => a64!(self.ops; neg V(3).H8, V(0).H8),
-                32 => a64!(self.ops; neg V(3).S4, V(0).S4),
-                _ => a64!(self.ops; neg V(3).D2, V(0).D2),
+                8 => a64!(self.ops; neg V(r).B16, V(a).B16),
+                16 => a64!(self.ops; neg V(r).H8, V(a).H8),
+                32 => a64!(self.ops; neg V(r).S4, V(a).S4),
+                _ => a64!(self.ops; neg V(r).D2, V(a).D2),
             },
-            Opcode::Popcnt if lane == 8 => a64!(self.ops; cnt V(3).B16, V(0).B16),
+            Opcode::Popcnt if lane == 8 => a64!(self.ops; cnt V(r).B16, V(a).B16),
             Opcode::Clz => match lane {
-                8 => a64!(self.ops; clz V(3).B16, V(0).B16),
-                16 => a64!(self.ops; clz V(3).H8, V(0).H8),
-                32 => a64!(self.ops; clz V(3).S4, V(0).S4),
+                8 => a64!(self.ops; clz V(r).B16, V(a).B16),
+                16 => a64!(self.ops; clz V(r).H8, V(a).H8),
+                32 => a64!(self.ops; clz V(r).S4, V(a).S4),
                 _ => return false,
             },
             _ => return false,
         }
-        self.stq(3, v);
+        self.vdone(v, r);
         true
     }
 
@@ -190,23 +228,22 @@ impl Lowerer<'_> {
     fn vector_icmp(&mut self, v: Value, d: &InstData) -> bool {
         let lane = d.ty.lane_bits();
         let Some(cond) = IntCond::from_u16(d.aux) else { return false };
-        self.ldq(0, d.arg(0));
-        self.ldq(1, d.arg(1));
+        let (a, b, r) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vdst(v, 3));
         match cond {
-            IntCond::Eq | IntCond::Ne => v3!(self, lane, cmeq, 3, 0, 1),
-            IntCond::Ugt => v3!(self, lane, cmhi, 3, 0, 1),
-            IntCond::Uge => v3!(self, lane, cmhs, 3, 0, 1),
-            IntCond::Ult => v3!(self, lane, cmhi, 3, 1, 0),
-            IntCond::Ule => v3!(self, lane, cmhs, 3, 1, 0),
-            IntCond::Sgt => v3!(self, lane, cmgt, 3, 0, 1),
-            IntCond::Sge => v3!(self, lane, cmge, 3, 0, 1),
-            IntCond::Slt => v3!(self, lane, cmgt, 3, 1, 0),
-            IntCond::Sle => v3!(self, lane, cmge, 3, 1, 0),
+            IntCond::Eq | IntCond::Ne => v3!(self, lane, cmeq, r, a, b),
+            IntCond::Ugt => v3!(self, lane, cmhi, r, a, b),
+            IntCond::Uge => v3!(self, lane, cmhs, r, a, b),
+            IntCond::Ult => v3!(self, lane, cmhi, r, b, a),
+            IntCond::Ule => v3!(self, lane, cmhs, r, b, a),
+            IntCond::Sgt => v3!(self, lane, cmgt, r, a, b),
+            IntCond::Sge => v3!(self, lane, cmge, r, a, b),
+            IntCond::Slt => v3!(self, lane, cmgt, r, b, a),
+            IntCond::Sle => v3!(self, lane, cmge, r, b, a),
         }
         if cond == IntCond::Ne {
-            a64!(self.ops; mvn V(3).B16, V(3).B16);
+            a64!(self.ops; mvn V(r).B16, V(r).B16);
         }
-        self.stq(3, v);
+        self.vdone(v, r);
         true
     }
 
@@ -218,13 +255,15 @@ impl Lowerer<'_> {
         }
         match d.op {
             Opcode::Splat => {
-                self.ldx(0, d.arg(0));
+                let (x, r) = (self.xsrc(d.arg(0), 0), self.vdst(v, 3));
                 match lane {
-                    8 => a64!(self.ops; dup V(3).B16, W(0)),
-                    16 => a64!(self.ops; dup V(3).H8, W(0)),
-                    32 => a64!(self.ops; dup V(3).S4, W(0)),
-                    _ => a64!(self.ops; dup V(3).D2, X(0)),
+                    8 => a64!(self.ops; dup V(r).B16, W(x)),
+                    16 => a64!(self.ops; dup V(r).H8, W(x)),
+                    32 => a64!(self.ops; dup V(r).S4, W(x)),
+                    _ => a64!(self.ops; dup V(r).D2, X(x)),
                 }
+                self.vdone(v, r);
+                return true;
             }
             Opcode::ExtractLane => {
                 let i = u32::from(d.aux);
@@ -322,81 +361,97 @@ impl Lowerer<'_> {
                 }
             }
             Opcode::UnpackLo | Opcode::UnpackHi => {
-                self.ldq(0, d.arg(0));
-                self.ldq(1, d.arg(1));
+                let (a, b, r) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vdst(v, 3));
                 if d.op == Opcode::UnpackLo {
-                    v3!(self, lane, zip1, 3, 0, 1);
+                    v3!(self, lane, zip1, r, a, b);
                 } else {
-                    v3!(self, lane, zip2, 3, 0, 1);
+                    v3!(self, lane, zip2, r, a, b);
                 }
+                self.vdone(v, r);
+                return true;
             }
             Opcode::NarrowS | Opcode::NarrowU => {
-                self.ldq(0, d.arg(0));
-                self.ldq(1, d.arg(1));
+                let (a, b, r) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vdst(v, 3));
+                // The low half is written before the high half is read.
+                let r = if r == b { 3 } else { r };
                 let signed = d.op == Opcode::NarrowS;
                 match (lane, signed) {
-                    (8, true) => a64!(self.ops; sqxtn V(3).B8, V(0).H8; sqxtn2 V(3).B16, V(1).H8),
-                    (8, false) => a64!(self.ops; sqxtun V(3).B8, V(0).H8; sqxtun2 V(3).B16, V(1).H8),
-                    (16, true) => a64!(self.ops; sqxtn V(3).H4, V(0).S4; sqxtn2 V(3).H8, V(1).S4),
-                    (16, false) => a64!(self.ops; sqxtun V(3).H4, V(0).S4; sqxtun2 V(3).H8, V(1).S4),
-                    (32, true) => a64!(self.ops; sqxtn V(3).S2, V(0).D2; sqxtn2 V(3).S4, V(1).D2),
-                    (32, false) => a64!(self.ops; sqxtun V(3).S2, V(0).D2; sqxtun2 V(3).S4, V(1).D2),
+                    (8, true) => a64!(self.ops; sqxtn V(r).B8, V(a).H8; sqxtn2 V(r).B16, V(b).H8),
+                    (8, false) => a64!(self.ops; sqxtun V(r).B8, V(a).H8; sqxtun2 V(r).B16, V(b).H8),
+                    (16, true) => a64!(self.ops; sqxtn V(r).H4, V(a).S4; sqxtn2 V(r).H8, V(b).S4),
+                    (16, false) => a64!(self.ops; sqxtun V(r).H4, V(a).S4; sqxtun2 V(r).H8, V(b).S4),
+                    (32, true) => a64!(self.ops; sqxtn V(r).S2, V(a).D2; sqxtn2 V(r).S4, V(b).D2),
+                    (32, false) => a64!(self.ops; sqxtun V(r).S2, V(a).D2; sqxtun2 V(r).S4, V(b).D2),
                     _ => return false,
                 }
+                self.vdone(v, r);
+                return true;
             }
             Opcode::ByteShl | Opcode::ByteShr => {
                 let n = u32::from(d.aux);
-                self.ldq(0, d.arg(0));
-                a64!(self.ops; movi V(VT0).D2, #0);
+                let (a, r) = (self.vsrc(d.arg(0), 0), self.vdst(v, 3));
                 if n >= 16 {
-                    a64!(self.ops; mov V(3).B16, V(VT0).B16);
+                    a64!(self.ops; movi V(r).D2, #0);
                 } else if n == 0 {
-                    a64!(self.ops; mov V(3).B16, V(0).B16);
-                } else if d.op == Opcode::ByteShr {
-                    a64!(self.ops; ext V(3).B16, V(0).B16, V(VT0).B16, #n);
+                    if r != a {
+                        a64!(self.ops; mov V(r).B16, V(a).B16);
+                    }
                 } else {
-                    let k = 16 - n;
-                    a64!(self.ops; ext V(3).B16, V(VT0).B16, V(0).B16, #k);
+                    a64!(self.ops; movi V(VT0).D2, #0);
+                    if d.op == Opcode::ByteShr {
+                        a64!(self.ops; ext V(r).B16, V(a).B16, V(VT0).B16, #n);
+                    } else {
+                        let k = 16 - n;
+                        a64!(self.ops; ext V(r).B16, V(VT0).B16, V(a).B16, #k);
+                    }
                 }
+                self.vdone(v, r);
+                return true;
             }
+            // These read their operands into temporaries before writing
+            // the result, so it may share an operand's register.
             Opcode::MulAddPairs if ty == Type::I32X4 => {
-                self.ldq(0, d.arg(0));
-                self.ldq(1, d.arg(1));
+                let (a, b, r) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vdst(v, 3));
                 a64!(self.ops
-                    ; smull V(VT0).S4, V(0).H4, V(1).H4
-                    ; smull2 V(VT1).S4, V(0).H8, V(1).H8
-                    ; addp V(3).S4, V(VT0).S4, V(VT1).S4
+                    ; smull V(VT0).S4, V(a).H4, V(b).H4
+                    ; smull2 V(VT1).S4, V(a).H8, V(b).H8
+                    ; addp V(r).S4, V(VT0).S4, V(VT1).S4
                 );
+                self.vdone(v, r);
+                return true;
             }
             Opcode::SumAbsDiff if ty == Type::I64X2 => {
-                self.ldq(0, d.arg(0));
-                self.ldq(1, d.arg(1));
+                let (a, b, r) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vdst(v, 3));
                 a64!(self.ops
-                    ; uabd V(VT0).B16, V(0).B16, V(1).B16
+                    ; uabd V(VT0).B16, V(a).B16, V(b).B16
                     ; uaddlp V(VT0).H8, V(VT0).B16
                     ; uaddlp V(VT0).S4, V(VT0).H8
-                    ; uaddlp V(3).D2, V(VT0).S4
+                    ; uaddlp V(r).D2, V(VT0).S4
                 );
+                self.vdone(v, r);
+                return true;
             }
             Opcode::MulEvenU if ty == Type::I64X2 => {
-                self.ldq(0, d.arg(0));
-                self.ldq(1, d.arg(1));
+                let (a, b, r) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vdst(v, 3));
                 a64!(self.ops
-                    ; xtn V(VT0).S2, V(0).D2
-                    ; xtn V(VT1).S2, V(1).D2
-                    ; umull V(3).D2, V(VT0).S2, V(VT1).S2
+                    ; xtn V(VT0).S2, V(a).D2
+                    ; xtn V(VT1).S2, V(b).D2
+                    ; umull V(r).D2, V(VT0).S2, V(VT1).S2
                 );
+                self.vdone(v, r);
+                return true;
             }
             Opcode::ShuffleBytes => {
                 // tbl gives zero for indices of 16 and more: keep bit 7
                 // and the low four.
-                self.ldq(0, d.arg(0));
-                self.ldq(1, d.arg(1));
+                let (a, b, r) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vdst(v, 3));
                 a64!(self.ops
                     ; movi V(VT0).B16, #0x8f
-                    ; and V(1).B16, V(1).B16, V(VT0).B16
-                    ; tbl v3.b16, {v0.b16}, v1.b16
+                    ; and V(VT0).B16, V(b).B16, V(VT0).B16
+                    ; tbl V(r).B16, {V(a).B16 * 1}, V(VT0).B16
                 );
+                self.vdone(v, r);
+                return true;
             }
             _ => return false,
         }
