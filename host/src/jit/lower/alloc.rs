@@ -178,7 +178,13 @@ fn address_fold(d: &InstData) -> Option<(u32, bool)> {
     }
 }
 
-/// Positions (layout order) at which each pinned guest register is read
+/// Whether the ascending positions `ps` hold one strictly between `lo`
+/// and `hi`.
+fn any_between(ps: &[u32], lo: u32, hi: u32) -> bool {
+    ps.get(ps.partition_point(|&p| p <= lo)).is_some_and(|&p| p < hi)
+}
+
+/// Positions (layout order), ascending, at which each pinned guest register is read
 /// by a `get`, and at which it is written (by a `set`, or by a helper
 /// `call` that writes it), by guest register number.
 fn pinned_accesses(r: &Region, pos: &[u32]) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
@@ -488,22 +494,27 @@ pub fn allocate(
     let mut free_callee: Vec<u8> = X_CALLEE.iter().rev().copied().filter(|&x| !is_pinned_host(x)).collect();
     let mut free_v: Vec<u8> = V_POOL.iter().rev().copied().collect();
     let mut active: Vec<(u32, Home)> = Vec::new();
+    // No end in `active` is below this (a lower bound: ends only grow).
+    let mut first_end = u32::MAX;
     for block in &r.blocks {
         for &v in &block.insts {
             let d = r.inst(v);
             let at = pos[v.index()];
-            active.retain(|&(e, h)| {
-                if e >= at {
-                    return true;
-                }
-                match h {
-                    Home::X(x) if caller_saved_x(x) => free_caller.push(x),
-                    Home::X(x) => free_callee.push(x),
-                    Home::V(x) => free_v.push(x),
-                    _ => {}
-                }
-                false
-            });
+            if first_end < at {
+                active.retain(|&(e, h)| {
+                    if e >= at {
+                        return true;
+                    }
+                    match h {
+                        Home::X(x) if caller_saved_x(x) => free_caller.push(x),
+                        Home::X(x) => free_callee.push(x),
+                        Home::V(x) => free_v.push(x),
+                        _ => {}
+                    }
+                    false
+                });
+                first_end = active.iter().map(|&(e, _)| e).min().unwrap_or(u32::MAX);
+            }
             if !d.op.format().has_result() || skippable(d, uses[v.index()]) || fold[v.index()] != Fold::No {
                 continue;
             }
@@ -513,7 +524,7 @@ pub fn allocate(
                 // and is read more than once gets a register when one is
                 // free: built once by its `iconst`.
                 let reg = if uses[v.index()] > 1 && materialise_cost(c) > 1 && (forward || !cross[v.index()]) {
-                    let over_call = calls.iter().any(|&p| at < p && p < e);
+                    let over_call = any_between(&calls, at, e);
                     let (first, second) = if over_call {
                         (&mut free_callee, &mut free_caller)
                     } else {
@@ -526,6 +537,7 @@ pub fn allocate(
                 home[v.index()] = match reg {
                     Some(x) => {
                         active.push((e, Home::X(x)));
+                        first_end = first_end.min(e);
                         Home::X(x)
                     }
                     None => Home::Const(c),
@@ -535,7 +547,7 @@ pub fn allocate(
             if d.op == Opcode::Get {
                 if let Some(host) = pinned(d.reg()) {
                     let w = &writes[usize::from(d.reg().0)];
-                    if w.is_empty() || ((forward || !cross[v.index()]) && !w.iter().any(|&p| at < p && p < e)) {
+                    if w.is_empty() || ((forward || !cross[v.index()]) && !any_between(w, at, e)) {
                         home[v.index()] = Home::X(host);
                         let b = &mut busy_until[usize::from(host)];
                         *b = Some(b.map_or(e, |x| x.max(e)));
@@ -549,14 +561,14 @@ pub fn allocate(
                 // writes (see `pinned_sets`).
                 let host = pinned(reg).expect("a pinned register");
                 let e = through.map_or(e, |z| e.max(end[z.index()]));
-                let between = |ps: &[u32], hi: u32| ps.iter().any(|&p| at < p && p < hi);
+                let between = |ps: &[u32], hi: u32| any_between(ps, at, hi);
                 let w = &writes[usize::from(reg.0)];
                 if (forward || !cross[v.index()])
                     && busy_until[usize::from(host)].is_none_or(|b| b < at || (b == at && in_place(r, d)))
                     && !between(&calls, at_set)
                     && !between(&reads[usize::from(reg.0)], at_set)
                     && !between(w, at_set)
-                    && !w.iter().any(|&p| at_set < p && p <= e)
+                    && !any_between(w, at_set, e.saturating_add(1))
                 {
                     home[v.index()] = Home::X(host);
                     busy_until[usize::from(host)] = Some(e.max(at_set));
@@ -587,7 +599,7 @@ pub fn allocate(
             let reg = match class(r.value_type(v)) {
                 _ if cross[v.index()] && !forward => None,
                 Some(true) => {
-                    let over_call = calls.iter().any(|&c| at < c && c < e);
+                    let over_call = any_between(&calls, at, e);
                     let (first, second) = if over_call {
                         (&mut free_callee, &mut free_caller)
                     } else {
@@ -601,6 +613,7 @@ pub fn allocate(
             home[v.index()] = match reg {
                 Some(h) => {
                     active.push((e, h));
+                    first_end = first_end.min(e);
                     h
                 }
                 None => {
