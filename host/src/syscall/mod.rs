@@ -444,6 +444,10 @@ impl Process {
                 Ok(0)
             }
             clone => self.clone(state, a0, a1, a2, a3),
+            clone3 => {
+                *outcome = SyscallOutcome::Spawn(self.clone3_thread(state, a0, a1)?);
+                Ok(0)
+            }
             execve => self.execve(a0, a1, a2),
             wait4 => host!(libc::SYS_wait4, a0, a1, a2, a3),
             waitid => host!(libc::SYS_waitid, a0, a1, a2, a3, a4),
@@ -634,6 +638,32 @@ mod tests {
         let (r, outcome) = call(&mut p, Sysno::clone, &[0x10000, 0, 0, 0, 0]);
         assert_eq!(r, -i64::from(libc::EINVAL), "CLONE_THREAD without CLONE_VM and CLONE_SIGHAND");
         assert!(matches!(outcome, SyscallOutcome::Continue));
+    }
+
+    /// glibc 2.34+'s pthread_create tries clone3 first: the same thread,
+    /// its stack pointer at stack + stack_size; anything but a plain
+    /// thread is ENOSYS (glibc then uses clone), a short struct EINVAL.
+    #[test]
+    fn a_thread_clone3_describes_the_new_thread() {
+        let (mut p, m) = process();
+        let args = |flags: u64, set_tid: u64| -> Vec<u8> {
+            // flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, cgroup
+            [flags, 0, m + 8, m, 0, m + 1024, 3072, 0x7000, set_tid, u64::from(set_tid != 0), 0]
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect()
+        };
+        let at = put(&mut p, m + 256, &args(0x3d0f00, 0));
+        let (r, outcome) = call(&mut p, Sysno::clone3, &[at, 88]);
+        assert_eq!(r, 0);
+        let SyscallOutcome::Spawn(t) = outcome else { panic!("no new thread: {outcome:?}") };
+        assert_eq!((t.state.gpr[RAX], t.state.gpr[RSP], t.state.fs_base), (0, m + 4096, 0x7000));
+        assert_eq!(t.tid_at, vec![m]);
+        let fork_like = put(&mut p, m + 512, &args(0x1200000, 0));
+        assert_eq!(call(&mut p, Sysno::clone3, &[fork_like, 88]).0, -i64::from(libc::ENOSYS), "a process");
+        let with_tid = put(&mut p, m + 512, &args(0x3d0f00, m));
+        assert_eq!(call(&mut p, Sysno::clone3, &[with_tid, 88]).0, -i64::from(libc::ENOSYS), "set_tid");
+        assert_eq!(call(&mut p, Sysno::clone3, &[at, 32]).0, -i64::from(libc::EINVAL), "shorter than version 0");
     }
 
     #[test]

@@ -479,7 +479,7 @@ x86_64_syscalls! {
     fsmount = 432, Enosys;
     fspick = 433, Enosys;
     pidfd_open = 434, Passed;
-    clone3 = 435, Enosys, "glibc falls back to clone";
+    clone3 = 435, Translated, "a thread as clone's (the new stack pointer at stack + stack_size); any other form ENOSYS, and glibc falls back to clone";
     close_range = 436, Passed;
     openat2 = 437, Enosys;
     pidfd_getfd = 438, Enosys;

@@ -99,6 +99,35 @@ impl Process {
         Ok(Box::new(NewThread { state: child, process, tid_at }))
     }
 
+    /// clone3(args, size) of a thread: `struct clone_args` read from the
+    /// guest and made clone's arguments. A process, a pidfd, set_tid or a
+    /// cgroup is ENOSYS, so the caller falls back to clone (as glibc does
+    /// on a kernel without clone3).
+    pub(super) fn clone3_thread(&mut self, state: &GuestState, args: u64, size: u64) -> Result<Box<NewThread>, Errno> {
+        /// `CLONE_ARGS_SIZE_VER0`: flags to tls, eight u64s.
+        const VER0: usize = 64;
+        const CLONE_PIDFD: u64 = 0x1000;
+        if (size as usize) < VER0 || size > 4096 {
+            return Err(Errno::EINVAL);
+        }
+        let mut raw = vec![0u8; size as usize];
+        self.mem.lock().read_bytes(args, &mut raw)?;
+        let word =
+            |i: usize| raw.get(8 * i..8 * i + 8).map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+        let [flags, _pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls] = std::array::from_fn(word);
+        // set_tid, set_tid_size, cgroup (and any later field) must be unused.
+        let extra_used = raw[VER0..].iter().any(|&b| b != 0);
+        if !is_thread(flags) || flags & CLONE_PIDFD != 0 || extra_used || exit_signal > 0xff {
+            tracing::debug!(
+                flags = format_args!("{flags:#x}"),
+                "clone3: only a thread without pidfd, set_tid or cgroup: -ENOSYS (clone serves the rest)"
+            );
+            return Err(Errno(libc::ENOSYS));
+        }
+        let top = if stack == 0 { 0 } else { stack.checked_add(stack_size).ok_or(Errno::EINVAL)? };
+        self.clone_thread(state, [flags | exit_signal, top, parent_tid, child_tid, tls])
+    }
+
     /// set_tid_address(tidptr): the word cleared when the thread ends.
     pub(super) fn set_tid_address(&mut self, tidptr: u64) -> Result<u64, Errno> {
         self.thread_exit.clear_tid = tidptr;
