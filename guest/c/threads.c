@@ -1,7 +1,8 @@
 // POSIX threads: create and join with return values, detach, contended
 // atomics and a mutex with an exact final count, thread-local data
 // (__thread and pthread keys with destructors), condition variables,
-// read-write locks, barriers, semaphores and many short-lived threads.
+// read-write locks, barriers, semaphores and many short-lived threads
+// (SHORT_LIVED, or as many as argv[1] says).
 // Everything printed is computed after the joins, so the output does not
 // depend on scheduling.
 #define _GNU_SOURCE
@@ -141,7 +142,8 @@ static void *detached(void *arg) {
     pthread_exit(NULL);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    int short_lived_count = argc > 1 ? atoi(argv[1]) : SHORT_LIVED;
     pthread_key_create(&key, destructor);
     pthread_t t[THREADS];
     for (long i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i);
@@ -176,7 +178,7 @@ int main(void) {
     for (int i = 0; i < 64; i++) writes += table[i];
     printf("rwlock reads %ld writes %ld; semaphore at most %d inside\n", seen, writes, (int)most_in_section);
 
-    for (int i = 0; i < SHORT_LIVED; i++) {
+    for (int i = 0; i < short_lived_count; i++) {
         pthread_t s;
         pthread_create(&s, NULL, short_lived, NULL);
         pthread_join(s, NULL);

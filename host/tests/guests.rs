@@ -137,6 +137,17 @@ fn guests_match_native_under_the_jit() {
     check_arm64("the JIT", "default.ron", &["static", "static-pie", "dyn"]);
 }
 
+/// 1,000 short-lived threads, each created and joined in turn, once on
+/// the JIT (the suites run guest/c/threads.c with 300 in every
+/// configuration; each new thread lowers the code it runs again).
+#[test]
+fn a_thousand_short_lived_threads_under_the_jit() {
+    let Some((prefix, under_qemu)) = arm64_prefix("the JIT, 1000 threads") else { return };
+    let prefix: Vec<&Path> = prefix.iter().map(|p| p.as_path()).collect();
+    let program = [("threads".to_string(), vec!["1000".to_string()])];
+    report(check_programs(&program, "the JIT", &prefix, "default.ron", "static", under_qemu, false));
+}
+
 #[test]
 fn guests_match_native_under_the_jit_with_ordered_memory() {
     check_arm64("the JIT (ordered)", "ordered.ron", &["static", "dyn"]);
