@@ -176,7 +176,10 @@ int main(int argc, char **argv) {
     }
     long writes = 0;
     for (int i = 0; i < 64; i++) writes += table[i];
-    printf("rwlock reads %ld writes %ld; semaphore at most %d inside\n", seen, writes, (int)most_in_section);
+    // How many threads overlapped inside depends on scheduling (1 or 2);
+    // that the semaphore's count of 2 was never exceeded does not.
+    printf("rwlock reads %ld writes %ld; semaphore kept %s\n", seen, writes,
+           most_in_section >= 1 && most_in_section <= 2 ? "at most 2 inside" : "TOO MANY inside");
 
     for (int i = 0; i < short_lived_count; i++) {
         pthread_t s;
