@@ -14,7 +14,10 @@ shares, for docs/benchmarks.md ("Where translation goes"):
     python3 bench/profile.py --aarchx AARCH64_AARCHX [--top 30] [-- COMMAND...]
 
 COMMAND defaults to `/usr/bin/python3 -c pass`, the costliest start-up of
-bench/cold.py.
+bench/cold.py. The persistent translation cache is off unless AARCHX_CACHE
+says otherwise (`AARCHX_CACHE=readwrite` with a filled XDG_CACHE_HOME
+profiles a warm start), so a second profile of one command measures
+translation again, not the cache.
 
 With --guest it profiles the translated code instead: aarchx writes its
 perf map (AARCHX_PERF_MAP, /tmp/perf-PID.map: each guest instruction's
@@ -62,10 +65,15 @@ def symbols(binary):
 
 def blocks(qemu, plugin, aarchx, command):
     """(total arm64 instructions, [(block address, instructions executed)])."""
+    # A translation profile: the persistent cache off, unless the caller
+    # asks for it (AARCHX_CACHE=readwrite and a filled XDG_CACHE_HOME
+    # profile a warm start).
+    env = dict(os.environ)
+    env.setdefault("AARCHX_CACHE", "off")
     with tempfile.NamedTemporaryFile(suffix=".blocks") as out:
         proc = subprocess.run(
             [qemu, "-plugin", f"{plugin},mode=blocks,top=1000000000,out={out.name}", aarchx, *command],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
         )
         if proc.returncode != 0:
             sys.exit(f"profile.py: {' '.join(command)} under {aarchx} exited with {proc.returncode}:\n{proc.stderr}")
