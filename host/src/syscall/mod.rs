@@ -664,6 +664,10 @@ mod tests {
         let with_tid = put(&mut p, m + 512, &args(0x3d0f00, m));
         assert_eq!(call(&mut p, Sysno::clone3, &[with_tid, 88]).0, -i64::from(libc::ENOSYS), "set_tid");
         assert_eq!(call(&mut p, Sysno::clone3, &[at, 32]).0, -i64::from(libc::EINVAL), "shorter than version 0");
+        let mut signalled = args(0x3d0f00, 0);
+        signalled[32] = 17;
+        let signalled = put(&mut p, m + 512, &signalled);
+        assert_eq!(call(&mut p, Sysno::clone3, &[signalled, 88]).0, -i64::from(libc::EINVAL), "a thread's exit signal");
     }
 
     #[test]

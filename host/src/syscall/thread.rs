@@ -102,13 +102,18 @@ impl Process {
     /// clone3(args, size) of a thread: `struct clone_args` read from the
     /// guest and made clone's arguments. A process, a pidfd, set_tid or a
     /// cgroup is ENOSYS, so the caller falls back to clone (as glibc does
-    /// on a kernel without clone3).
+    /// on a kernel without clone3); what the kernel refuses (a size out of
+    /// range, an exit signal for a thread, signal bits in the flags, a
+    /// stack without its size or the reverse) is refused as it does.
     pub(super) fn clone3_thread(&mut self, state: &GuestState, args: u64, size: u64) -> Result<Box<NewThread>, Errno> {
         /// `CLONE_ARGS_SIZE_VER0`: flags to tls, eight u64s.
         const VER0: usize = 64;
         const CLONE_PIDFD: u64 = 0x1000;
-        if (size as usize) < VER0 || size > 4096 {
+        if (size as usize) < VER0 {
             return Err(Errno::EINVAL);
+        }
+        if size > 4096 {
+            return Err(Errno(libc::E2BIG));
         }
         let mut raw = vec![0u8; size as usize];
         self.mem.lock().read_bytes(args, &mut raw)?;
@@ -124,8 +129,11 @@ impl Process {
             );
             return Err(Errno(libc::ENOSYS));
         }
+        if exit_signal != 0 || flags & 0xff != 0 || (stack == 0) != (stack_size == 0) {
+            return Err(Errno::EINVAL);
+        }
         let top = if stack == 0 { 0 } else { stack.checked_add(stack_size).ok_or(Errno::EINVAL)? };
-        self.clone_thread(state, [flags | exit_signal, top, parent_tid, child_tid, tls])
+        self.clone_thread(state, [flags, top, parent_tid, child_tid, tls])
     }
 
     /// set_tid_address(tidptr): the word cleared when the thread ends.

@@ -412,6 +412,8 @@ pub const V2: &[Mnemonic] = {
         M::Pcmpistrm,
         M::Pcmpestri,
         M::Pcmpestrm,
+        M::Pcmpestri64,
+        M::Pcmpestrm64,
         M::Roundss,
         M::Roundsd,
         M::Roundps,
@@ -625,7 +627,9 @@ fn immediates(m: Mnemonic, bits: u32, width: u32, rng: &mut Rng) -> Vec<i64> {
         M::Roundss | M::Roundsd | M::Roundps | M::Roundpd => (0..16).collect(),
         // Every combination of format, aggregation, polarity and output;
         // bit 7 (reserved) once.
-        M::Pcmpistri | M::Pcmpistrm | M::Pcmpestri | M::Pcmpestrm => (0..128).chain([0xb9]).collect(),
+        M::Pcmpistri | M::Pcmpistrm | M::Pcmpestri | M::Pcmpestrm | M::Pcmpestri64 | M::Pcmpestrm64 => {
+            (0..128).chain([0xb9]).collect()
+        }
         M::Pblendw | M::Blendps | M::Blendpd | M::Insertps | M::Dpps | M::Dppd | M::Mpsadbw => {
             vec![random(rng) & 0xff, 0xff, 0x31, 0xa5, 0x0f, 0xf0]
         }

@@ -550,7 +550,9 @@ fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
         M::Shld | M::Shrd if op_size(insn, 0) == 2 && insn.op_kind(2) == OpKind::Register => {
             set_reg(&mut case.state, Register::CL, u128::from(double_shift_count(rng)));
         }
-        M::Pcmpistri | M::Pcmpistrm | M::Pcmpestri | M::Pcmpestrm => steer_string_compare(insn, layout, rng, case),
+        M::Pcmpistri | M::Pcmpistrm | M::Pcmpestri | M::Pcmpestrm | M::Pcmpestri64 | M::Pcmpestrm64 => {
+            steer_string_compare(insn, layout, rng, case)
+        }
         // Start, length and index within and around the width, now and then.
         M::Bextr if rng.one_in(2) => write_op(case, layout, insn, 2, u128::from(rng.below(70) | rng.below(70) << 8)),
         M::Bzhi if rng.one_in(2) => write_op(case, layout, insn, 2, u128::from(rng.below(70))),

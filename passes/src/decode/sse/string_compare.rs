@@ -7,7 +7,7 @@
 //! the ranges or the pattern.
 
 use aarchx_ir::{InstData, IntCond, Opcode, Reg, Type, Value};
-use iced_x86::{Code, Register};
+use iced_x86::{Mnemonic, Register};
 
 use super::super::operand::L;
 use super::shape;
@@ -123,7 +123,7 @@ impl L<'_, '_> {
             let short = self.un(Opcode::Not, Type::I1, none);
             return (valid, short);
         }
-        let wide = matches!(self.i.code(), Code::Pcmpestri64_xmm_xmmm128_imm8 | Code::Pcmpestrm64_xmm_xmmm128_imm8);
+        let wide = matches!(self.i.mnemonic(), Mnemonic::Pcmpestri64 | Mnemonic::Pcmpestrm64);
         let (reg, t) = if wide { (reg, Type::I64) } else { (reg.full_register32(), Type::I32) };
         let x = self.gpr_get(reg);
         let zero = self.c(t, 0);

@@ -98,8 +98,8 @@ impl L<'_, '_> {
             M::Mpsadbw => self.xmpsadbw(),
             M::Pcmpistri => self.xstring_compare(false, true),
             M::Pcmpistrm => self.xstring_compare(false, false),
-            M::Pcmpestri => self.xstring_compare(true, true),
-            M::Pcmpestrm => self.xstring_compare(true, false),
+            M::Pcmpestri | M::Pcmpestri64 => self.xstring_compare(true, true),
+            M::Pcmpestrm | M::Pcmpestrm64 => self.xstring_compare(true, false),
             _ => return Outcome::Unsupported,
         }
         Outcome::Next
