@@ -5,8 +5,9 @@
 //! (fpu, tsc, cx8, cmov, clflush, mmx, fxsr, sse, sse2; long mode,
 //! syscall, nx, lahf) and nothing newer, so glibc picks its baseline
 //! string and math routines; V2 adds exactly the features of x86-64-v2 the
-//! lifter implements ([`LEAF1_ECX_V2`]). Nothing reports avx or xsave. The vendor is "GenuineIntel" so glibc
-//! takes its usual Intel paths, and leaves 2 and 4 describe a plain cache
+//! lifter implements, with AES-NI and PCLMULQDQ where the host can run
+//! them ([`LEAF1_ECX_V2`]). Nothing reports avx or xsave. The vendor is
+//! "GenuineIntel" so glibc takes its usual Intel paths, and leaves 2 and 4 describe a plain cache
 //! hierarchy (32 KiB L1, 256 KiB L2, 8 MiB L3) so glibc's memcpy thresholds
 //! come out as on real hardware. Unknown leaves read as zero.
 
@@ -30,8 +31,17 @@ const MAX_EXTENDED_LEAF: u32 = 0x8000_0008;
 /// Leaf 1 EDX: fpu, tsc, cx8, cmov, clflush, mmx, fxsr, sse, sse2.
 pub const LEAF1_EDX: u32 = 1 << 0 | 1 << 4 | 1 << 8 | 1 << 15 | 1 << 19 | 1 << 23 | 1 << 24 | 1 << 25 | 1 << 26;
 
-/// Leaf 1 ECX at V2: sse3, ssse3, cx16, sse4_1, sse4_2, popcnt.
-pub const LEAF1_ECX_V2: u32 = 1 << 0 | 1 << 9 | 1 << 13 | 1 << 19 | 1 << 20 | 1 << 23;
+/// Leaf 1 ECX at V2: sse3, pclmulqdq, ssse3, cx16, sse4_1, sse4_2,
+/// popcnt, aes. AES-NI and PCLMULQDQ are not part of x86-64-v2, but every
+/// CPU of that level from Westmere on has them, and libraries (OpenSSL,
+/// zlib-ng, libgcrypt) test the CPUID bits, not the level.
+pub const LEAF1_ECX_V2: u32 = 1 << 0 | 1 << 1 | 1 << 9 | 1 << 13 | 1 << 19 | 1 << 20 | 1 << 23 | 1 << 25;
+
+/// Leaf 1 ECX: pclmulqdq, aes. Left out on a host whose JIT cannot emit
+/// them (no FEAT_AES/FEAT_PMULL, see `jit::crypto_extension`): those
+/// instructions would run on the interpreter there, and libraries that
+/// test the bits take their table-based code, which translates well.
+const LEAF1_ECX_CRYPTO: u32 = 1 << 1 | 1 << 25;
 
 /// The level [`cpuid`] answers for (a [`CpuLevel`] as its index).
 static LEVEL: AtomicU8 = AtomicU8::new(CpuLevel::V1 as u8);
@@ -73,7 +83,8 @@ fn cpuid_at(level: CpuLevel, leaf: u32, subleaf: u32) -> [u32; 4] {
     let leaf1_ecx = match level {
         CpuLevel::V1 => 0,
         // V3 is never a policy's level (see `CpuLevel`).
-        CpuLevel::V2 | CpuLevel::V3 => LEAF1_ECX_V2,
+        CpuLevel::V2 | CpuLevel::V3 if crate::jit::crypto_extension() => LEAF1_ECX_V2,
+        CpuLevel::V2 | CpuLevel::V3 => LEAF1_ECX_V2 & !LEAF1_ECX_CRYPTO,
     };
     match leaf {
         0 => {
@@ -136,11 +147,13 @@ const FLAG_NAMES: &[(u32, usize, u32, &str)] = &[
     (0x8000_0001, 3, 20, "nx"),
     (0x8000_0001, 3, 29, "lm"),
     (1, 2, 0, "pni"),
+    (1, 2, 1, "pclmulqdq"),
     (1, 2, 9, "ssse3"),
     (1, 2, 13, "cx16"),
     (1, 2, 19, "sse4_1"),
     (1, 2, 20, "sse4_2"),
     (1, 2, 23, "popcnt"),
+    (1, 2, 25, "aes"),
     (1, 2, 28, "avx"),
     (0x8000_0001, 2, 0, "lahf_lm"),
 ];
@@ -219,8 +232,10 @@ mod tests {
     fn v2_adds_what_the_lifter_implements() {
         let [_, _, ecx, edx] = cpuid_at(CpuLevel::V2, 1, 0);
         assert_eq!(edx, LEAF1_EDX);
-        // sse3, ssse3, cx16, sse4_1, sse4_2, popcnt; not avx (28).
-        assert_eq!(ecx, 0x0098_2201);
+        // sse3, pclmulqdq, ssse3, cx16, sse4_1, sse4_2, popcnt, aes; not
+        // avx (28). (The machines that run the tests have FEAT_AES.)
+        assert!(crate::jit::crypto_extension());
+        assert_eq!(ecx, 0x0298_2203);
         assert_eq!(cpuid_at(CpuLevel::V2, 7, 0), [0; 4]);
     }
 

@@ -33,6 +33,9 @@ struct Case {
     needs: Vec<String>,
     /// Why it is expected to fail (`# xfail:`).
     xfail: Option<String>,
+    /// The policy of policies/ both engines run it under (`# policy:`),
+    /// instead of their own.
+    policy: Option<String>,
 }
 
 fn cases() -> Vec<Case> {
@@ -49,8 +52,14 @@ fn cases() -> Vec<Case> {
 fn parse_case(script: &Path) -> Case {
     let text = std::fs::read_to_string(script).unwrap_or_else(|e| panic!("{}: {e}", script.display()));
     let name = script.file_stem().expect("a .sh file").to_string_lossy().into_owned();
-    let mut case =
-        Case { name, script: script.to_path_buf(), interp: "/bin/sh".into(), needs: Vec::new(), xfail: None };
+    let mut case = Case {
+        name,
+        script: script.to_path_buf(),
+        interp: "/bin/sh".into(),
+        needs: Vec::new(),
+        xfail: None,
+        policy: None,
+    };
     for line in text.lines().take_while(|l| l.starts_with('#')) {
         if let Some(v) = line.strip_prefix("# run:") {
             case.interp = v.trim().to_string();
@@ -58,6 +67,8 @@ fn parse_case(script: &Path) -> Case {
             case.needs.extend(v.split_whitespace().map(String::from));
         } else if let Some(v) = line.strip_prefix("# xfail:") {
             case.xfail = Some(v.trim().to_string());
+        } else if let Some(v) = line.strip_prefix("# policy:") {
+            case.policy = Some(v.trim().to_string());
         }
     }
     case
@@ -67,25 +78,21 @@ fn installed(program: &str) -> bool {
     std::env::split_paths(PATH).any(|dir| dir.join(program).is_file())
 }
 
-/// A way to run aarchx: a name and a command prefix.
+/// A way to run aarchx: a name, a command prefix and the policy it runs
+/// cases under unless they name one.
 struct Engine {
     name: &'static str,
     prefix: Vec<PathBuf>,
+    policy: &'static str,
     qemu: bool,
 }
 
 fn engines() -> Vec<Engine> {
-    let mut engines = vec![Engine {
-        name: "interp",
-        prefix: vec![host_aarchx(), "--policy".into(), repo_root().join("policies/interp.ron")],
-        qemu: false,
-    }];
+    let mut engines = vec![Engine { name: "interp", prefix: vec![host_aarchx()], policy: "interp.ron", qemu: false }];
     if let Some((qemu, bin)) = arm64_aarchx("real programs on the aarch64 build") {
         let mut prefix: Vec<PathBuf> = qemu.into_iter().collect();
         prefix.push(bin);
-        prefix.push("--policy".into());
-        prefix.push(repo_root().join("policies/default.ron"));
-        engines.push(Engine { name: "arm64", prefix, qemu: true });
+        engines.push(Engine { name: "arm64", prefix, policy: "default.ron", qemu: true });
     }
     engines
 }
@@ -127,7 +134,11 @@ fn check(case: &Case, engine: &Engine, work: &Path) -> Verdict {
     }
     let dir = work.join(&case.name);
     let native = run_in(case, &dir, &[]);
-    let translated = run_in(case, &dir, &engine.prefix);
+    // The x86-64 build runs a JIT policy on its interpreter.
+    let policy = repo_root().join("policies").join(case.policy.as_deref().unwrap_or(engine.policy));
+    let mut prefix = engine.prefix.clone();
+    prefix.extend(["--policy".into(), policy]);
+    let translated = run_in(case, &dir, &prefix);
     let translated = if engine.qemu { without_qemu_notes(translated) } else { translated };
     // A failed clean-up leaves files in the temp dir only.
     let _ = std::fs::remove_dir_all(&dir);

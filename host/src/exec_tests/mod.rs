@@ -16,8 +16,10 @@
 //! - [`vector`]: integer vector lanes, shuffles, packs and lane moves.
 //! - [`regions`]: whole regions: control flow, memory, atomics, state.
 //! - [`count`]: instrumentation counters.
+//! - [`crypto`]: the AES rounds and the carry-less multiply.
 
 mod count;
+mod crypto;
 mod fenv;
 mod float;
 mod int;

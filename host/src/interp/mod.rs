@@ -6,14 +6,15 @@
 //! This module owns the driver: the value array, block order and the
 //! terminators, guest state, memory and helper calls, and the dispatch of
 //! each opcode to its family: `int` (integer lane ops), `float` (x86 SSE
-//! floating point) and `vector` (shape-changing vector ops), over the lane
-//! helpers of `lanes`.
+//! floating point), `vector` (shape-changing vector ops) and `crypto`
+//! (AES rounds, carry-less multiply), over the lane helpers of `lanes`.
 //!
 //! A guest memory access that faults (see `crate::signal::probe`), by the
 //! region or a helper it calls, stops the region at the faulting
 //! instruction: the registers it had already set are put back, so the
 //! state is the one before the instruction.
 
+mod crypto;
 mod float;
 mod lanes;
 mod vector;
@@ -242,6 +243,11 @@ fn eval<M: Machine>(
         Opcode::MulEvenU => vector::mul_even_u(ty, arg(0), arg(1)),
         Opcode::ShuffleBytes => vector::shuffle_bytes(arg(0), arg(1)),
         Opcode::Crc32c => u128::from(int::crc32c(arg(0) as u32, arg(1) as u64, d.aux)),
+        Opcode::AesEnc | Opcode::AesEncLast => crypto::encrypt_round(arg(0), arg(1), d.op == Opcode::AesEncLast),
+        Opcode::AesDec | Opcode::AesDecLast => crypto::decrypt_round(arg(0), arg(1), d.op == Opcode::AesDecLast),
+        Opcode::AesImc => crypto::inverse_mix_columns(arg(0)),
+        Opcode::AesKeygen => crypto::keygen_assist(arg(0), d.aux),
+        Opcode::Clmul => crypto::carryless_multiply(arg(0), arg(1), d.aux),
         Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv | Opcode::Fmin | Opcode::Fmax => {
             lanes::zip(ty, arg(0), arg(1), |_, a, b| float::arith(env, d.op, float_lane, a, b))
         }

@@ -116,7 +116,7 @@ mod tests;
 pub use backend::{BlockId, Jit, JitError, JitExit, CACHE_SIZE, DEFAULT_CHAIN_BUDGET};
 pub use exit::StubId;
 pub use journal::JournalEntry;
-pub use lower::Decline;
+pub use lower::{crypto_extension, Decline};
 
 use crate::translate::Shape;
 

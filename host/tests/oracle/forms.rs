@@ -330,7 +330,8 @@ pub const SSE: &[Mnemonic] = {
 };
 
 /// The x86-64-v2 vector instructions: SSE3, SSSE3, SSE4.1 and SSE4.2
-/// (legacy encodings with XMM operands), and cmpxchg16b.
+/// (legacy encodings with XMM operands), cmpxchg16b, and AES-NI and
+/// pclmulqdq (which the V2 CPU reports too).
 pub const V2: &[Mnemonic] = {
     use Mnemonic as M;
     &[
@@ -418,6 +419,13 @@ pub const V2: &[Mnemonic] = {
         M::Roundsd,
         M::Roundps,
         M::Roundpd,
+        M::Aesenc,
+        M::Aesenclast,
+        M::Aesdec,
+        M::Aesdeclast,
+        M::Aesimc,
+        M::Aeskeygenassist,
+        M::Pclmulqdq,
     ]
 };
 
@@ -625,6 +633,9 @@ fn immediates(m: Mnemonic, bits: u32, width: u32, rng: &mut Rng) -> Vec<i64> {
         M::Palignr => vec![0, 1, 8, 15, 16, 17, 31, 32, 0xff],
         M::Rorx => vec![0, 1, 7, 31, 33, 63, 0xff],
         M::Roundss | M::Roundsd | M::Roundps | M::Roundpd => (0..16).collect(),
+        // Each pair of halves, and bits pclmulqdq ignores.
+        M::Pclmulqdq => vec![0x00, 0x01, 0x10, 0x11, 0xee, 0xff],
+        M::Aeskeygenassist => vec![0x00, 0x01, 0x1b, 0x36, 0x80, 0xff, random(rng) & 0xff],
         // Every combination of format, aggregation, polarity and output;
         // bit 7 (reserved) once.
         M::Pcmpistri | M::Pcmpistrm | M::Pcmpestri | M::Pcmpestrm | M::Pcmpestri64 | M::Pcmpestrm64 => {

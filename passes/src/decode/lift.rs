@@ -42,7 +42,9 @@ pub enum Outcome {
 fn level_of(i: &Instruction) -> CpuLevel {
     use CpuidFeature as F;
     let feature_level = |f: &CpuidFeature| match f {
-        F::SSE3 | F::SSSE3 | F::SSE4_1 | F::SSE4_2 | F::POPCNT | F::CMPXCHG16B => CpuLevel::V2,
+        // V2 has AES-NI and PCLMULQDQ too, as the CPUs of that level
+        // (Westmere on) do; see `host/src/cpuid.rs`.
+        F::SSE3 | F::SSSE3 | F::SSE4_1 | F::SSE4_2 | F::POPCNT | F::CMPXCHG16B | F::AES | F::PCLMULQDQ => CpuLevel::V2,
         F::AVX | F::AVX2 | F::FMA | F::F16C | F::BMI1 | F::BMI2 | F::LZCNT | F::MOVBE | F::XSAVE => CpuLevel::V3,
         _ => CpuLevel::V1,
     };

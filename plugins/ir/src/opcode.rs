@@ -362,6 +362,27 @@ declare_ops! {
     /// The bits of vA at the set bits of vB, packed into the low bits
     /// (pext).
     Pext = "pext", Binary;
+    /// One AES encryption round of the state vA with the round key vB:
+    /// ShiftRows, SubBytes, MixColumns, then XOR vB (aesenc).
+    AesEnc = "aes_enc", Binary;
+    /// The last AES encryption round: ShiftRows, SubBytes, XOR vB
+    /// (aesenclast).
+    AesEncLast = "aes_enc_last", Binary;
+    /// One AES decryption round of the equivalent inverse cipher:
+    /// InvShiftRows, InvSubBytes, InvMixColumns, then XOR vB (aesdec).
+    AesDec = "aes_dec", Binary;
+    /// The last AES decryption round: InvShiftRows, InvSubBytes, XOR vB
+    /// (aesdeclast).
+    AesDecLast = "aes_dec_last", Binary;
+    /// InvMixColumns of vA (aesimc).
+    AesImc = "aes_imc", Unary;
+    /// AES key expansion assist: SubWord of dwords 1 and 3 of vA into
+    /// dwords 0 and 2, and RotWord of those XOR IMM (the round constant,
+    /// 0-255) into dwords 1 and 3 (aeskeygenassist).
+    AesKeygen = "aes_keygen", UnaryImm;
+    /// Carry-less product of one 64-bit half of vA (IMM bit 0: high) and
+    /// one of vB (IMM bit 4: high), as 128 bits (pclmulqdq).
+    Clmul = "clmul", BinaryImm;
 }
 
 impl Opcode {

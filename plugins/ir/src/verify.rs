@@ -216,6 +216,7 @@ fn check_types(region: &Region, d: &InstData) -> Result<(), String> {
                 Opcode::ExtractLane => known(a.is_vector() && ty.is_vector() && u32::from(d.aux) < ty.lanes(), "lane")?,
                 Opcode::FcvtToSint => known((a.is_float() || a.is_vector()) && d.aux <= 3, "conversion mode")?,
                 Opcode::ByteShl | Opcode::ByteShr => known(a.is_vector() && d.aux <= 16, "byte count")?,
+                Opcode::AesKeygen => known(a.is_vector() && ty.is_vector() && d.aux <= 0xff, "round constant")?,
                 Opcode::Fround => known(
                     (ty.is_float() || ty.lane_type().is_float()) && a.compatible(ty) && d.aux <= 15,
                     "rounding mode",
@@ -228,6 +229,9 @@ fn check_types(region: &Region, d: &InstData) -> Result<(), String> {
             if d.op == Opcode::Crc32c {
                 known(ty == Type::I32 && matches!(d.aux, 1 | 2 | 4 | 8), "crc32c width")?;
                 expect(1, Type::I64)?;
+            } else if d.op == Opcode::Clmul {
+                known(ty.is_vector() && d.aux & !0x11 == 0, "half selector")?;
+                expect(1, ty)?;
             } else if d.op == Opcode::InsertLane {
                 known(ty.is_vector() && u32::from(d.aux) < ty.lanes(), "lane")?;
                 expect(1, ty.lane_type())?;

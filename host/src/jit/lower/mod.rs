@@ -33,6 +33,7 @@
 
 mod alloc;
 mod count;
+mod crypto;
 mod float;
 mod frame;
 mod int;
@@ -55,6 +56,7 @@ macro_rules! a64 {
     };
 }
 pub(crate) use a64;
+pub use crypto::crypto_extension;
 
 /// Why a region is not translated (the dispatcher interprets it).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -443,6 +445,9 @@ impl<'r> Lowerer<'r> {
             | O::Fround => self.float_op(v, &d),
             O::Select | O::Bitcast => self.generic_op(v, &d),
             O::Crc32c => self.crc32c(v, &d),
+            O::AesEnc | O::AesEncLast | O::AesDec | O::AesDecLast | O::AesImc | O::AesKeygen | O::Clmul => {
+                self.crypto_op(v, &d)
+            }
             O::Splat
             | O::ExtractLane
             | O::InsertLane

@@ -1,7 +1,8 @@
 //! Packed integer instructions: the table of those shaped `dst =
 //! op.T(dst, src)` (bitwise logic, wrapping and saturating arithmetic,
 //! compares, min/max, averages, multiplies, interleaves, packs, shuffles,
-//! byte shifts, with their SSSE3, SSE4.1 and SSE4.2 additions), and the lane shifts by an immediate or an XMM/m128 count.
+//! byte shifts, with their SSSE3, SSE4.1 and SSE4.2 additions, and the
+//! AES-NI rounds and pclmulqdq), and the lane shifts by an immediate or an XMM/m128 count.
 
 use aarchx_ir::{IntCond, Opcode, Type};
 use iced_x86::Mnemonic;
@@ -85,6 +86,13 @@ pub(super) fn packed_op(m: Mnemonic) -> Option<(Opcode, Type, u16)> {
         M::Pshufhw => (O::Shuffle, T::I16X8, 0x100),
         M::Pslldq => op(O::ByteShl, T::V128),
         M::Psrldq => op(O::ByteShr, T::V128),
+        M::Aesenc => op(O::AesEnc, T::I8X16),
+        M::Aesenclast => op(O::AesEncLast, T::I8X16),
+        M::Aesdec => op(O::AesDec, T::I8X16),
+        M::Aesdeclast => op(O::AesDecLast, T::I8X16),
+        M::Aesimc => op(O::AesImc, T::I8X16),
+        M::Aeskeygenassist => op(O::AesKeygen, T::I8X16),
+        M::Pclmulqdq => op(O::Clmul, T::I64X2),
         _ => return None,
     })
 }

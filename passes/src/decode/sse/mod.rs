@@ -175,6 +175,8 @@ impl L<'_, '_> {
             (_, None) => aux,
             (Opcode::Fcmp, Some(p)) => p & 7,
             (Opcode::ByteShl | Opcode::ByteShr, Some(n)) => n.min(16),
+            // pclmulqdq reads imm8 bits 0 and 4 only.
+            (Opcode::Clmul, Some(imm)) => imm & 0x11,
             (_, Some(imm)) => aux | imm,
         }
     }
