@@ -74,11 +74,28 @@ impl GuestMem {
 }
 
 /// What the test helpers do: `cpuid` stores 0x1234 in rbx so a test can
-/// see that it ran on the state; every call is logged with the rip it saw.
+/// see that it ran on the state; `rdtsc` zeroes every V register a call
+/// may clobber (on aarch64), as Rust code may; every call is logged with
+/// the rip it saw.
 fn test_helper(log: &mut Vec<(Helper, u64)>, helper: Helper, state: &mut GuestState) {
     log.push((helper, state.rip));
-    if helper == Helper::Cpuid {
-        state.set(Reg::RBX, 0x1234);
+    match helper {
+        Helper::Cpuid => state.set(Reg::RBX, 0x1234),
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: the registers written are declared clobbered; the
+        // compiler keeps the low halves of v8-v15 for its own caller.
+        Helper::Rdtsc => unsafe {
+            std::arch::asm!(
+                "movi v8.2d, #0", "movi v9.2d, #0", "movi v10.2d, #0", "movi v11.2d, #0",
+                "movi v12.2d, #0", "movi v13.2d, #0", "movi v14.2d, #0", "movi v15.2d, #0",
+                "movi v24.2d, #0", "movi v25.2d, #0", "movi v26.2d, #0", "movi v27.2d, #0",
+                "movi v28.2d, #0", "movi v29.2d, #0", "movi v30.2d, #0", "movi v31.2d, #0",
+                out("v8") _, out("v9") _, out("v10") _, out("v11") _, out("v12") _, out("v13") _,
+                out("v14") _, out("v15") _, out("v24") _, out("v25") _, out("v26") _, out("v27") _,
+                out("v28") _, out("v29") _, out("v30") _, out("v31") _,
+            )
+        },
+        _ => {}
     }
 }
 

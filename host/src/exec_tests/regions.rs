@@ -256,6 +256,28 @@ block0:
 }
 
 #[test]
+fn xmm_registers_live_across_a_helper_call() {
+    // The helper zeroes the V registers a call may clobber (see
+    // `test_helper`): the guest's XMM registers, in host registers while
+    // translated code runs, must come through whole.
+    let text = "\
+region 0x1000
+block0:
+  insn 0x1000, 2
+  v0 = get xmm0
+  v1 = get xmm9
+  call rdtsc
+  set xmm2, v0
+  set xmm10, v1
+  exit jump 0x1002
+";
+    let (x0, x9) = (0x0123_4567_89ab_cdef_fedc_ba98_7654_3210u128, 0x1111_2222_3333_4444_5555_6666_7777_8888u128);
+    let out = run(text, &state_with(&[("xmm0", x0), ("xmm9", x9), ("xmm15", 7 << 100)]));
+    assert_eq!((out.state.xmm[2], out.state.xmm[10]), (x0, x9));
+    assert_eq!((out.state.xmm[0], out.state.xmm[9], out.state.xmm[15]), (x0, x9, 7 << 100));
+}
+
+#[test]
 fn control_flow_traps_and_helpers() {
     let text = "region 0x1000\nblock0:\n\
          insn 0x1000, 2\n v0 = get rax\n v1 = iconst.i64 0x0\n v2 = icmp.i64 eq v0, v1\n brif v2, block1, block2\n\

@@ -6,7 +6,7 @@
 //! blocks' value slots, records the stack pointer in the context's
 //! `entry_sp` (where a guest fault re-enters the exit sequence), pins
 //! `state` in x28 and `ctx` in x27, loads the chain budget into x26 and
-//! the pinned guest registers from the state, sets FPCR from the state's
+//! the pinned guest registers (GPRs and XMM registers) from the state, sets FPCR from the state's
 //! MXCSR (see [`guest_fpcr`]), clears FPSR's cumulative float flags, and
 //! branches to `code`.
 //! Translated blocks never return with `ret`: each one ends by branching
@@ -28,8 +28,11 @@ use aarchx_ir::GuestState;
 use super::cache::CodeCache;
 use super::context::{JitContext, OFF_BUDGET, OFF_ENTRY_SP};
 use super::lower::{fpsr_flags, FPSR, OFF_MXCSR};
-use super::regs::{PINNED, SPILL_AREA, STATE_REG};
+use super::regs::{transfer_pinned_v, PINNED, SPILL_AREA, STATE_REG};
 use crate::thread::{CodeRun, Fixup};
+
+/// Where the XMM registers start in the state struct.
+const XMM: u32 = GuestState::OFFSET_XMM as u32;
 
 /// The system register FPCR (S3_3_C4_C4_0) as `mrs`/`msr` encode it.
 const FPCR: u32 = 0x5a20;
@@ -110,6 +113,8 @@ impl Trampoline {
             let off = GuestState::offset_of(reg) as u32;
             dynasm!(ops; .arch aarch64; ldr X(host), [X(STATE_REG), #off]);
         }
+        dynasm!(ops; .arch aarch64; add XSP(9), XSP(STATE_REG), #XMM);
+        transfer_pinned_v(&mut ops, true, 9);
         guest_fpcr(&mut ops);
         // Translated code's float flags start from none (see `fpsr_flags`).
         dynasm!(ops; .arch aarch64; msr #FPSR, xzr; br x2);
@@ -118,6 +123,8 @@ impl Trampoline {
             let off = GuestState::offset_of(reg) as u32;
             dynasm!(ops; .arch aarch64; str X(host), [X(STATE_REG), #off]);
         }
+        dynasm!(ops; .arch aarch64; add XSP(9), XSP(STATE_REG), #XMM);
+        transfer_pinned_v(&mut ops, false, 9);
         // The flags translated code raised into the state's MXCSR.
         fpsr_flags(&mut ops, 9, 10);
         dynasm!(ops

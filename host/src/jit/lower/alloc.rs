@@ -19,13 +19,19 @@
 //!   `ubfx`; a `trunc` read only by an `and` of its width is the `and`
 //!   of the wide operand, and a `trunc` to 32 bits read only by ops
 //!   that read W registers is its operand's register);
-//! - a `get` of a pinned guest register (see `crate::jit::regs`) is the
-//!   pinned host register itself, when nothing writes that guest register
+//! - a `get` of a pinned guest register (see `crate::jit::regs`: GPRs
+//!   and XMM registers) is the pinned host register itself, when nothing writes that guest register
 //!   while the value is live (no `set` of it, no helper `call` that writes
 //!   it): anywhere in the region if nothing writes it at all, else when
 //!   no write lies between its definition and its last use in layout
 //!   order and every path between the two runs inside that span (the same
 //!   condition as for a register across blocks, below);
+//! - an `insert_lane` into such a `get` of an XMM register whose result a
+//!   `set` of the same register writes (a scalar SSE op) inserts in place
+//!   into the pinned register, the `set` then being nothing, when the
+//!   `get` is read for the last time there, no other value lives in the
+//!   register, and nothing reads or writes the guest register up to the
+//!   `set` or writes it while the result is read;
 //! - an integer result that a `set` of a pinned guest register writes is
 //!   computed straight into that host register (the `set` is then
 //!   nothing) when, from its definition to the `set`, no value lives in
@@ -63,7 +69,7 @@ use aarchx_ir::cond::Helper;
 use aarchx_ir::{InstData, MemFlags, Opcode, Reg, Region, Type, Value};
 
 use super::nan_runs::Run;
-use crate::jit::regs::{is_pinned_host, pinned};
+use crate::jit::regs::{is_pinned_host, pinned, pinned_v};
 
 /// Where a value lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,9 +116,9 @@ pub const X_CALLER: [u8; 8] = [6, 7, 8, 12, 13, 14, 15, 30];
 /// hold a pinned guest register are not handed out.
 const X_CALLEE: [u8; 7] = [19, 20, 21, 22, 23, 24, 25];
 /// V registers the allocator hands out (v0-v3 are the slot layer's,
-/// v16-v18 the temporaries; v8-v15 are callee-saved in their low half
-/// only and left alone). All are caller-saved.
-pub const V_POOL: [u8; 17] = [4, 5, 6, 7, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31];
+/// v16-v18 the temporaries, v8-v15 and v24-v31 hold the guest's XMM
+/// registers, see `crate::jit::regs`). All are caller-saved.
+pub const V_POOL: [u8; 9] = [4, 5, 6, 7, 19, 20, 21, 22, 23];
 
 /// Whether X register `r` is one a call clobbers.
 pub fn caller_saved_x(r: u8) -> bool {
@@ -188,7 +194,8 @@ fn any_between(ps: &[u32], lo: u32, hi: u32) -> bool {
 /// by a `get`, and at which it is written (by a `set`, or by a helper
 /// `call` that writes it), by guest register number.
 fn pinned_accesses(r: &Region, pos: &[u32]) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
-    let (mut reads, mut writes) = (vec![Vec::new(); 16], vec![Vec::new(); 16]);
+    let regs = usize::from(Reg::xmm(15).0) + 1;
+    let (mut reads, mut writes) = (vec![Vec::new(); regs], vec![Vec::new(); regs]);
     for &v in r.blocks.iter().flat_map(|b| b.insts.iter()) {
         let d = r.inst(v);
         let one = [d.reg()];
@@ -199,12 +206,29 @@ fn pinned_accesses(r: &Region, pos: &[u32]) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
             _ => continue,
         };
         for &reg in regs {
-            if pinned(reg).is_some() {
+            if pinned(reg).is_some() || pinned_v(reg).is_some() {
                 at[usize::from(reg.0)].push(pos[v.index()]);
             }
         }
     }
     (reads, writes)
+}
+
+/// For each vector value that a `set` of a pinned XMM register in its own
+/// block writes: the first such register and the `set`'s position (an
+/// `insert_lane` there may update the register in place).
+fn pinned_v_sets(r: &Region, pos: &[u32], block_of: &[u32]) -> Vec<Option<(Reg, u32)>> {
+    let mut first = vec![None; r.insts.len()];
+    for &v in r.blocks.iter().flat_map(|b| b.insts.iter()) {
+        let d = r.inst(v);
+        if d.op == Opcode::Set && pinned_v(d.reg()).is_some() {
+            let a = d.arg(0);
+            if first[a.index()].is_none() && block_of[a.index()] == block_of[v.index()] {
+                first[a.index()] = Some((d.reg(), pos[v.index()]));
+            }
+        }
+    }
+    first
 }
 
 /// A value a `set` of a pinned guest register writes (see `pinned_sets`).
@@ -481,9 +505,11 @@ pub fn allocate(
 
     let (reads, writes) = pinned_accesses(r, &pos);
     let coalesce = pinned_sets(r, &pos, &block_of);
+    let xmm_sets = pinned_v_sets(r, &pos, &block_of);
     // Per pinned host register: the last position at which a value living
-    // in it (an aliased `get`, a coalesced result) is read.
+    // in it (an aliased `get`, a coalesced result) is read; X and V.
     let mut busy_until = [None::<u32>; 32];
+    let mut busy_v = [None::<u32>; 32];
     let forward =
         r.blocks.iter().enumerate().all(|(b, block)| {
             block.insts.last().is_none_or(|t| r.inst(*t).successors().iter().all(|&s| s as usize > b))
@@ -554,6 +580,16 @@ pub fn allocate(
                         continue;
                     }
                 }
+                if let Some(host) = pinned_v(d.reg()) {
+                    // As above.
+                    let w = &writes[usize::from(d.reg().0)];
+                    if w.is_empty() || ((forward || !cross[v.index()]) && !any_between(w, at, e)) {
+                        home[v.index()] = Home::V(host);
+                        let b = &mut busy_v[usize::from(host)];
+                        *b = Some(b.map_or(e, |x| x.max(e)));
+                        continue;
+                    }
+                }
             } else if let Some(PinnedSet { reg, at_set, through }) =
                 coalesce[v.index()].filter(|_| run_start[v.index()].is_none())
             {
@@ -586,6 +622,28 @@ pub fn allocate(
                 // In place: the vector operand's register, when this is its
                 // last read (the emitter then inserts into it).
                 let a = d.arg(0);
+                // A pinned XMM register's value (a `get` of it) updated and
+                // written back to it (`set`), the scalar SSE shape: in
+                // place in the pinned register when no other value lives
+                // there and nothing reads or writes the guest register
+                // until the `set` (which is then nothing) or writes it
+                // while the result is read.
+                if let (Home::V(h), Some((reg, at_set))) = (home[a.index()], xmm_sets[v.index()]) {
+                    let g = usize::from(reg.0);
+                    if pinned_v(reg) == Some(h)
+                        && end[a.index()] == at
+                        && busy_v[usize::from(h)] == Some(at)
+                        && run_start[v.index()].is_none_or(|s| pos[a.index()] >= s)
+                        && !any_between(&reads[g], at, at_set)
+                        && !any_between(&writes[g], at, at_set)
+                        && !any_between(&calls, at, at_set)
+                        && !any_between(&writes[g], at_set, e.saturating_add(1))
+                    {
+                        home[v.index()] = Home::V(h);
+                        busy_v[usize::from(h)] = Some(e.max(at_set));
+                        continue;
+                    }
+                }
                 if let Home::V(h) = home[a.index()] {
                     if end[a.index()] == at && run_start[v.index()].is_none_or(|s| pos[a.index()] >= s) {
                         if let Some(k) = active.iter().position(|&(_, x)| x == Home::V(h)) {

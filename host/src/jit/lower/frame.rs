@@ -22,7 +22,10 @@ use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 
 use super::alloc::{caller_saved_x, Fold, Home};
 use super::{a64, Lowerer};
-use crate::jit::regs::{CTX_REG, SPILL_AREA};
+use crate::jit::regs::{transfer_pinned_v, CTX_REG, PINNED_V_HOSTS, SPILL_AREA};
+
+/// Stack bytes `call_ctx` saves the pinned V registers in.
+const PINNED_V_BYTES: u32 = 16 * PINNED_V_HOSTS.len() as u32;
 
 /// Integer temporaries of the op emitters.
 pub const T0: u8 = 9;
@@ -450,11 +453,16 @@ impl Lowerer<'_> {
     /// Calls the Rust function whose address is at `ctx_off` in the JIT
     /// context, with arguments already in x0-x3. Clobbers every
     /// caller-saved register except those holding values live across
-    /// the instruction being lowered, which it saves and restores on the
-    /// stack around the call (every call from translated code goes
-    /// through here).
+    /// the instruction being lowered, and the pinned guest XMM registers,
+    /// which it saves and restores on the stack around the call (every
+    /// call from translated code goes through here).
     pub fn call_ctx(&mut self, ctx_off: u32) {
         let (xs, vs) = self.live_caller_saved();
+        a64!(self.ops
+            ; sub sp, sp, #PINNED_V_BYTES
+            ; mov x17, sp
+        );
+        transfer_pinned_v(&mut self.ops, false, 17);
         for pair in xs.chunks(2) {
             match *pair {
                 [a, b] => a64!(self.ops; stp X(a), X(b), [sp, #-16]!),
@@ -479,10 +487,14 @@ impl Lowerer<'_> {
                 _ => {}
             }
         }
+        a64!(self.ops; mov x17, sp);
+        transfer_pinned_v(&mut self.ops, true, 17);
+        a64!(self.ops; add sp, sp, #PINNED_V_BYTES);
     }
 
     /// The caller-saved X and V registers holding values defined before
-    /// the current instruction and read by it or later.
+    /// the current instruction and read by it or later (but the pinned V
+    /// registers, which `call_ctx` saves whole).
     fn live_caller_saved(&self) -> (Vec<u8>, Vec<u8>) {
         let at = self.alloc.pos[self.current as usize];
         let (mut xs, mut vs) = (Vec::new(), Vec::new());
@@ -492,7 +504,7 @@ impl Lowerer<'_> {
             }
             match *h {
                 Home::X(x) if caller_saved_x(x) => xs.push(x),
-                Home::V(x) => vs.push(x),
+                Home::V(x) if !PINNED_V_HOSTS.contains(&x) => vs.push(x),
                 _ => {}
             }
         }

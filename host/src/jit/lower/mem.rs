@@ -25,7 +25,7 @@ use super::frame::{T0, T1};
 use super::{a64, fpsr_flags, Decline, Lowerer, FPSR};
 use crate::jit::context::{OFF_JOURNAL_CUR, OFF_JOURNAL_END, OFF_JOURNAL_GROW};
 use crate::jit::journal::ENTRY_SIZE;
-use crate::jit::regs::{pinned, CTX_REG, STATE_REG};
+use crate::jit::regs::{pinned, pinned_v, CTX_REG, STATE_REG};
 
 /// How a plain guest access addresses memory (registers by number).
 #[derive(Clone, Copy, Debug)]
@@ -67,6 +67,11 @@ impl Lowerer<'_> {
             self.stx(host, v);
             return true;
         }
+        if let Some(host) = pinned_v(reg) {
+            // Nothing to do when the value's home is the register itself.
+            self.vdone(v, host);
+            return true;
+        }
         let Some(ty) = reg.ty() else { return false };
         let off = GuestState::offset_of(reg) as u32;
         if ty == Type::V128 {
@@ -99,6 +104,10 @@ impl Lowerer<'_> {
         let reg = d.reg();
         if let Some(host) = pinned(reg) {
             self.ldx(host, d.arg(0));
+            return true;
+        }
+        if let Some(host) = pinned_v(reg) {
+            self.ldq(host, d.arg(0));
             return true;
         }
         let Some(ty) = reg.ty() else { return false };

@@ -31,7 +31,7 @@ use crate::jit::context::{OFF_CALL_HELPER, OFF_IBTC};
 use crate::jit::exit::StubId;
 use crate::jit::exit::{exit_code, trap_code};
 use crate::jit::ibtc;
-use crate::jit::regs::{BUDGET_REG, CTX_REG, PINNED, SPILL_AREA, STATE_REG};
+use crate::jit::regs::{pinned_v, BUDGET_REG, CTX_REG, PINNED, SPILL_AREA, STATE_REG};
 
 const OFF_RIP: u32 = GuestState::OFFSET_RIP as u32;
 
@@ -161,6 +161,15 @@ impl Lowerer<'_> {
                 a64!(self.ops; str X(host), [X(STATE_REG), #off]);
             } else {
                 a64!(self.ops; ldr X(host), [X(STATE_REG), #off]);
+            }
+        }
+        for &reg in sets.iter().flat_map(|s| s.iter()) {
+            let Some(host) = pinned_v(reg) else { continue };
+            let off = GuestState::offset_of(reg) as u32;
+            if store {
+                a64!(self.ops; str Q(host), [X(STATE_REG), #off]);
+            } else {
+                a64!(self.ops; ldr Q(host), [X(STATE_REG), #off]);
             }
         }
     }
