@@ -571,22 +571,16 @@ pub fn allocate(
                 continue;
             }
             if d.op == Opcode::Get {
-                if let Some(host) = pinned(d.reg()) {
+                let pinned_home = match (pinned(d.reg()), pinned_v(d.reg())) {
+                    (Some(x), _) => Some((Home::X(x), &mut busy_until[usize::from(x)])),
+                    (_, Some(q)) => Some((Home::V(q), &mut busy_v[usize::from(q)])),
+                    _ => None,
+                };
+                if let Some((host, busy)) = pinned_home {
                     let w = &writes[usize::from(d.reg().0)];
                     if w.is_empty() || ((forward || !cross[v.index()]) && !any_between(w, at, e)) {
-                        home[v.index()] = Home::X(host);
-                        let b = &mut busy_until[usize::from(host)];
-                        *b = Some(b.map_or(e, |x| x.max(e)));
-                        continue;
-                    }
-                }
-                if let Some(host) = pinned_v(d.reg()) {
-                    // As above.
-                    let w = &writes[usize::from(d.reg().0)];
-                    if w.is_empty() || ((forward || !cross[v.index()]) && !any_between(w, at, e)) {
-                        home[v.index()] = Home::V(host);
-                        let b = &mut busy_v[usize::from(host)];
-                        *b = Some(b.map_or(e, |x| x.max(e)));
+                        home[v.index()] = host;
+                        *busy = Some(busy.map_or(e, |x| x.max(e)));
                         continue;
                     }
                 }
