@@ -52,15 +52,15 @@ pub const PINNED: [(Reg, u8); 8] = [
     (Reg::RBP, 29),
 ];
 
-/// The host V register guest XMM register `reg` is pinned to: xmm0-xmm7
-/// in v8-v15, xmm8-xmm15 in v24-v31 (two runs of eight, so `st1`/`ld1`
-/// save them four at a time).
-pub fn pinned_v(reg: Reg) -> Option<u8> {
-    reg.as_xmm().map(|n| if n < 8 { 8 + n as u8 } else { 16 + n as u8 })
-}
-
-/// Every pinned V register: v8-v15 and v24-v31.
+/// The host V register of each guest XMM register, xmm0 first: xmm0-xmm7
+/// in v8-v15, xmm8-xmm15 in v24-v31 (runs of four consecutive registers,
+/// so `ld1`/`st1` move them four at a time, see [`transfer_pinned_v`]).
 pub const PINNED_V_HOSTS: [u8; 16] = [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31];
+
+/// The host V register guest XMM register `reg` is pinned to.
+pub fn pinned_v(reg: Reg) -> Option<u8> {
+    reg.as_xmm().map(|n| PINNED_V_HOSTS[n])
+}
 
 /// The host register guest register `reg` is pinned to, if it is.
 pub fn pinned(reg: Reg) -> Option<u8> {
@@ -83,7 +83,8 @@ pub const SPILL_AREA: u32 = 2048;
 /// the state struct), four registers per `ld1`/`st1`; `base` is left past
 /// them.
 pub fn transfer_pinned_v(ops: &mut VecAssembler<Aarch64Relocation>, load: bool, base: u8) {
-    for first in [8u8, 12, 24, 28] {
+    for run in PINNED_V_HOSTS.chunks(4) {
+        let first = run[0];
         if load {
             dynasm!(ops; .arch aarch64; ld1 {V(first).D2 * 4}, [X(base)], #64);
         } else {

@@ -1,6 +1,8 @@
 //! The AES round ops and the carry-less multiply on the Armv8 Cryptographic
-//! Extension (FEAT_AES: AESE/AESD/AESMC/AESIMC, PMULL/PMULL2): each x86
-//! instruction is one to four arm64 instructions.
+//! Extension (FEAT_AES: AESE/AESD/AESMC/AESIMC, PMULL/PMULL2): the rounds,
+//! aesimc and pclmulqdq are one to four arm64 instructions each,
+//! aeskeygenassist about a dozen (a TBL picks its words out of AESE's
+//! result).
 //!
 //! The rounds differ in where the key goes: x86's `aesenc` is
 //! MixColumns(SubBytes(ShiftRows(state))) XOR key, Arm's AESE is
