@@ -9,8 +9,10 @@
 //!   without a lock ([`resume_write`]), makes the page writable again,
 //!   marks it written and lets the store run again where it stood: the
 //!   store happens exactly once, with every earlier store of the run
-//!   kept, as on the CPU, whichever thread made it. The run in progress
-//!   is cut short (`signals::cut_code_run`), and the dispatcher, at its
+//!   kept, as on the CPU, whichever thread made it. Every thread's run in
+//!   progress is cut short (`thread::cut_every_run` before the page is
+//!   writable, so that another thread's store that no longer faults is
+//!   not followed by the page's old code), and the dispatcher, at its
 //!   next look-up, collects the written pages ([`CodePages::take_written`])
 //!   and drops the translations that depend on them, on every thread;
 //! - a page that keeps being written ([`FAULTS_TO_SELF_CHECK`] times) or
@@ -95,9 +97,14 @@ pub fn resume_write(addr: u64) -> bool {
     if bits & CODE == 0 {
         return false;
     }
-    if bits & ARMED != 0 {
-        let size = 1u64 << PAGE_SHIFT.load(Ordering::Relaxed);
-        let page = addr & !(size - 1);
+    if bits & ARMED == 0 {
+        return true;
+    }
+    let size = 1u64 << PAGE_SHIFT.load(Ordering::Relaxed);
+    let page = addr & !(size - 1);
+    // Other threads' stores to the page will not fault either: their runs
+    // are cut short first.
+    crate::thread::cut_every_run(|| {
         // SAFETY: an armed page is guest memory the guest has writable
         // (`mem.rs` arms no other, and disarms a page the guest makes
         // read-only or unmaps): it gets back the host protection of a
@@ -110,8 +117,8 @@ pub fn resume_write(addr: u64) -> bool {
         // ARMED never leaves the page read-only.
         slot.fetch_or(WRITTEN, Ordering::AcqRel);
         WRITES.store(true, Ordering::Release);
-    }
-    true
+        true
+    })
 }
 
 /// The books: the pages translations depend on that the guest may write

@@ -927,11 +927,14 @@ impl GuestMemory {
     /// is made writable again and recorded as written, so the call can be
     /// retried. Returns whether there was any.
     pub fn unprotect_all_code(&mut self) -> bool {
-        let pages = self.code.unprotect_all();
-        for &page in &pages {
-            self.restore_write(page);
-        }
-        !pages.is_empty()
+        // As a fault handler does for one page (see `crate::code_pages`).
+        crate::thread::cut_every_run(|| {
+            let pages = self.code.unprotect_all();
+            for &page in &pages {
+                self.restore_write(page);
+            }
+            !pages.is_empty()
+        })
     }
 
     /// The guest code changed since the last call, as (start, length):

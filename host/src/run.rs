@@ -616,6 +616,9 @@ impl<'a> GuestThread<'a> {
     /// `None` when other threads run on.
     fn run(&mut self, mut state: GuestState, mut process: Process) -> Result<Option<i32>, RunError> {
         loop {
+            // A code page made writable by another thread is recorded
+            // written before the look-up (see `crate::thread`).
+            crate::thread::current().settle_code_changes();
             self.catch_up();
             process.deliver_signals(&mut state);
             let rip = state.rip;

@@ -62,11 +62,12 @@ fn cut_code_run(uc: &mut libc::ucontext_t) {
     if run.cut_slot == 0 {
         return;
     }
-    // SAFETY: `cut_slot` is the target-cache pointer of the live JIT
-    // context of the run in progress (registered for the run's duration);
-    // translated code on this thread only reads it, with plain loads that
-    // this store, made between two of its instructions, cannot tear.
-    unsafe { std::ptr::write_volatile(run.cut_slot as *mut usize, run.cut_value) };
+    // SAFETY: `cut_slot` is the target-cache pointer, an `AtomicUsize`,
+    // of the live JIT context of the run in progress (registered for the
+    // run's duration); translated code only reads it, with plain loads
+    // that this store cannot tear.
+    unsafe { &*(run.cut_slot as *const std::sync::atomic::AtomicUsize) }
+        .store(run.cut_value, std::sync::atomic::Ordering::SeqCst);
     #[cfg(target_arch = "aarch64")]
     if (run.blocks..run.code.1).contains(&context::pc(uc)) {
         uc.uc_mcontext.regs[run.budget_reg] = 1;

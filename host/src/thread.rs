@@ -15,9 +15,16 @@
 //! The JIT describes its run here as plain data and the handlers act on
 //! that description, so the JIT and the signal code do not import each
 //! other.
+//!
+//! Cutting runs short across threads is here too ([`cut_every_run`]):
+//! when a fault handler makes a page of translated code writable, other
+//! threads' stores to it no longer fault, so every JIT's indirect branch
+//! cache is emptied first, and a thread that starts a run after such a
+//! change without having been back to the dispatcher empties its own
+//! ([`ThreadContext::code_changed`]).
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering::SeqCst};
 
 use crate::machine::GuestFault;
 
@@ -36,6 +43,9 @@ pub struct ThreadContext {
     /// The run of generated code in progress ([`CodeRun::NONE`] between
     /// runs).
     code_run: Cell<CodeRun>,
+    /// [`CUTS_BEGUN`] when this thread's dispatcher last settled
+    /// ([`ThreadContext::settle_code_changes`]).
+    cuts_seen: Cell<u64>,
 }
 
 thread_local! {
@@ -48,6 +58,7 @@ thread_local! {
             fault_addr: AtomicU64::new(0),
             window: AtomicU32::new(0),
             code_run: Cell::new(CodeRun::NONE),
+            cuts_seen: Cell::new(0),
         }
     };
 }
@@ -130,6 +141,110 @@ impl ThreadContext {
     pub fn set_code_run(&self, run: Option<CodeRun>) {
         self.code_run.set(run.unwrap_or(CodeRun::NONE));
     }
+
+    /// Called by the dispatcher before it looks code up: waits until every
+    /// [`cut_every_run`] begun so far has ended (the change it made, a page
+    /// recorded written, is then there for the look-up to collect), and
+    /// notes how many have begun.
+    pub fn settle_code_changes(&self) {
+        loop {
+            let begun = CUTS_BEGUN.load(SeqCst);
+            if CUTS_IN_FLIGHT.load(SeqCst) == 0 {
+                self.cuts_seen.set(begun);
+                return;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Whether a [`cut_every_run`] has begun since this thread's
+    /// dispatcher last settled: a run about to start must then keep its
+    /// indirect branch cache empty, as the cut would have made it had the
+    /// run been in progress. Called after the run's real cache pointer is
+    /// in place (registered with [`register_cut`]), so that either this
+    /// sees the cut or the cut sees the pointer.
+    pub fn code_changed(&self) -> bool {
+        CUTS_BEGUN.load(SeqCst) != self.cuts_seen.get()
+    }
+}
+
+/// How many JIT contexts [`register_cut`] can hold at once: one per live
+/// guest thread.
+const CUT_SLOTS: usize = 1 << 14;
+
+/// The registered cut slots: the address of a JIT context's indirect
+/// branch cache pointer (0 when free) and the pointer that empties it.
+static CUT_AT: [AtomicUsize; CUT_SLOTS] = [const { AtomicUsize::new(0) }; CUT_SLOTS];
+static CUT_VALUE: [AtomicUsize; CUT_SLOTS] = [const { AtomicUsize::new(0) }; CUT_SLOTS];
+/// One past the highest slot ever claimed.
+static CUT_HIGH: AtomicUsize = AtomicUsize::new(0);
+/// Cuts begun, and cuts in progress (their writes to registered slots may
+/// not be done).
+static CUTS_BEGUN: AtomicU64 = AtomicU64::new(0);
+static CUTS_IN_FLIGHT: AtomicU32 = AtomicU32::new(0);
+
+/// A JIT context's registration with [`cut_every_run`], undone on drop.
+#[derive(Debug)]
+pub struct CutRegistration(usize);
+
+/// Registers the indirect branch cache pointer at `at` (a `usize` word
+/// that translated code loads and the JIT stores atomically), to be set
+/// to `empty` by every [`cut_every_run`] until the registration is
+/// dropped. `None` when every slot is taken.
+pub fn register_cut(at: &AtomicUsize, empty: usize) -> Option<CutRegistration> {
+    for (i, slot) in CUT_AT.iter().enumerate() {
+        if slot.load(SeqCst) != 0 {
+            continue;
+        }
+        CUT_VALUE[i].store(empty, SeqCst);
+        if slot.compare_exchange(0, at as *const AtomicUsize as usize, SeqCst, SeqCst).is_ok() {
+            CUT_HIGH.fetch_max(i + 1, SeqCst);
+            return Some(CutRegistration(i));
+        }
+    }
+    None
+}
+
+impl Drop for CutRegistration {
+    /// Frees the slot, then waits for cuts in progress, which may have
+    /// read the old address, so that the word may be freed afterwards.
+    fn drop(&mut self) {
+        CUT_AT[self.0].store(0, SeqCst);
+        while CUTS_IN_FLIGHT.load(SeqCst) != 0 {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Runs `change`, which lets guest stores to pages of translated code
+/// through without a fault (makes them writable), with every thread's run
+/// of generated code cut short first: each registered indirect branch
+/// cache is emptied, so a thread whose store to such a page no longer
+/// faults leaves for its dispatcher at its next indirect branch instead
+/// of entering the page's old translation from the cache, and its
+/// dispatcher waits for `change` to end before it looks code up.
+/// Async-signal-safe: no lock, no allocation (fault handlers call it).
+pub fn cut_every_run<R>(change: impl FnOnce() -> R) -> R {
+    CUTS_IN_FLIGHT.fetch_add(1, SeqCst);
+    CUTS_BEGUN.fetch_add(1, SeqCst);
+    for i in 0..CUT_HIGH.load(SeqCst) {
+        let at = CUT_AT[i].load(SeqCst);
+        if at != 0 {
+            // SAFETY: a registered address is an `AtomicUsize` kept alive
+            // until its registration is dropped, which waits for this cut
+            // (counted in flight since before the address was read).
+            unsafe { &*(at as *const AtomicUsize) }.store(CUT_VALUE[i].load(SeqCst), SeqCst);
+        }
+    }
+    let changed = change();
+    CUTS_IN_FLIGHT.fetch_sub(1, SeqCst);
+    changed
+}
+
+/// In the child of a fork: cuts other threads of the parent had in
+/// progress never end here.
+pub fn forked_child() {
+    CUTS_IN_FLIGHT.store(0, SeqCst);
 }
 
 /// A run of generated code, as the signal handlers need it: where the code
@@ -204,4 +319,29 @@ pub struct Fixup {
     pub at: usize,
     pub fixup: usize,
     pub branch: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_empties_every_registered_cache_and_a_run_started_after_it_knows() {
+        let (a, b) = (AtomicUsize::new(0x1000), AtomicUsize::new(0x2000));
+        let ra = register_cut(&a, 7).expect("a free slot");
+        let rb = register_cut(&b, 9).expect("a free slot");
+        // (Other tests may cut at the same time: only what this one's cuts
+        // must do is asserted.)
+        let context = current();
+        context.settle_code_changes();
+        let during = cut_every_run(|| (a.load(SeqCst), b.load(SeqCst)));
+        assert_eq!(during, (7, 9), "emptied before the change runs");
+        assert!(context.code_changed(), "a cut since the last settle");
+        drop(ra);
+        a.store(0x1000, SeqCst);
+        cut_every_run(|| ());
+        assert_eq!(a.load(SeqCst), 0x1000, "no longer registered");
+        assert_eq!(b.load(SeqCst), 9);
+        drop(rb);
+    }
 }

@@ -3,6 +3,8 @@
 //! since it runs the code it compiles; the lowering it drives
 //! ([`super::lower`]) builds everywhere.
 
+use std::sync::atomic::Ordering;
+
 use rustc_hash::FxHashMap;
 
 use aarchx_ir::cond::Helper;
@@ -15,12 +17,12 @@ use super::chain::StubTable;
 use super::context::JitContext;
 use super::entry::Trampoline;
 use super::exit::{self, StubId};
-use super::ibtc::Ibtc;
+use super::ibtc::{Ibtc, NO_ENTRIES};
 use super::journal::{self, JournalEntry};
 use super::lower::{self, Decline};
 use super::perf_map::PerfMap;
 use super::CompileOptions;
-use crate::thread::Fixup;
+use crate::thread::{register_cut, CutRegistration, Fixup};
 
 /// Size of the code cache mapping. Every branch inside it (block to
 /// block, block to trampoline) is within the ±128 MiB reach of `b`.
@@ -37,6 +39,8 @@ pub enum JitError {
     Map(#[source] std::io::Error),
     #[error("cannot assemble the entry trampoline: {0}")]
     Trampoline(String),
+    #[error("too many threads: every JIT context slot for code changes is taken")]
+    Threads,
 }
 
 /// A compiled block: an index into the JIT's block table.
@@ -81,6 +85,9 @@ pub struct Jit {
     blocks: Vec<Option<BlockInfo>>,
     by_addr: FxHashMap<(u64, CompileOptions), BlockId>,
     pub(super) stubs: StubTable,
+    /// Lets other threads empty `ctx.ibtc` when they make code writable;
+    /// dropped before `ctx`.
+    _cut: CutRegistration,
     ctx: Box<JitContext>,
     ibtc: Ibtc,
     chain_budget: u64,
@@ -98,9 +105,10 @@ impl Jit {
         let mut cache = CodeCache::new(CACHE_SIZE).map_err(JitError::Map)?;
         let trampoline = Trampoline::generate(&mut cache).map_err(JitError::Trampoline)?;
         let blocks_start = cache.next_addr();
-        let mut ctx = Box::new(JitContext::new());
+        let ctx = Box::new(JitContext::new());
         let mut ibtc = Ibtc::new();
-        ctx.ibtc = ibtc.as_mut_ptr();
+        ctx.ibtc.store(ibtc.as_mut_ptr() as usize, Ordering::SeqCst);
+        let cut = register_cut(&ctx.ibtc, NO_ENTRIES.as_ptr() as usize).ok_or(JitError::Threads)?;
         Ok(Jit {
             cache,
             trampoline,
@@ -108,6 +116,7 @@ impl Jit {
             blocks: Vec::new(),
             by_addr: FxHashMap::default(),
             stubs: StubTable::default(),
+            _cut: cut,
             ctx,
             ibtc,
             chain_budget: DEFAULT_CHAIN_BUDGET,
@@ -234,9 +243,14 @@ impl Jit {
         let mut helpers: &mut dyn FnMut(Helper, &mut GuestState) = helpers;
         self.ctx.set_helpers(&mut helpers);
         self.ctx.budget = self.chain_budget;
-        // A signal during the last run may have left it pointing at the
-        // empty table (`crate::signals`).
-        self.ctx.ibtc = self.ibtc.as_mut_ptr();
+        // A signal during the last run, or another thread making code
+        // writable, may have left it pointing at the empty table
+        // (`crate::signals`, `crate::thread::cut_every_run`); such a
+        // change since the dispatcher's look-up empties it for this run.
+        self.ctx.ibtc.store(self.ibtc.as_mut_ptr() as usize, Ordering::SeqCst);
+        if crate::thread::current().code_changed() {
+            self.ctx.ibtc.store(NO_ENTRIES.as_ptr() as usize, Ordering::SeqCst);
+        }
         // SAFETY: `code` is the entry of a block this JIT generated for the
         // trampoline's contract; the context outlives the call and its
         // helper pointer refers to `helpers`, alive until the call returns;

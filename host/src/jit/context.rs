@@ -7,11 +7,11 @@
 
 use std::ffi::c_void;
 use std::mem::offset_of;
+use std::sync::atomic::AtomicUsize;
 
 use aarchx_ir::cond::Helper;
 use aarchx_ir::GuestState;
 
-use super::ibtc::IbtcEntry;
 use super::journal::JournalEntry;
 use super::runtime;
 
@@ -43,8 +43,10 @@ pub struct JitContext {
     /// the exit sequence from (see `crate::signals`).
     pub entry_sp: u64,
     /// The indirect branch target cache translated code probes (see
-    /// [`super::ibtc`]); null until the JIT sets it.
-    pub ibtc: *mut IbtcEntry,
+    /// [`super::ibtc`]), a `*const IbtcEntry`; 0 until the JIT sets it.
+    /// Atomic: other threads' fault handlers empty it
+    /// (`crate::thread::cut_every_run`).
+    pub ibtc: AtomicUsize,
     /// The journal's storage: always fully initialised (`len` is the
     /// capacity in entries); `journal_cur` points into it.
     journal: Vec<JournalEntry>,
@@ -77,7 +79,7 @@ impl JitContext {
             budget: 0,
             helpers: std::ptr::null_mut(),
             entry_sp: 0,
-            ibtc: std::ptr::null_mut(),
+            ibtc: AtomicUsize::new(0),
             journal: vec![JournalEntry::default(); JOURNAL_INITIAL],
         };
         ctx.journal_reset();

@@ -191,7 +191,7 @@ impl Trampoline {
             exit: self.fault_exit,
             sp_slot: std::ptr::addr_of!(ctx.entry_sp) as usize,
             fault_code: super::exit::fault_code(),
-            cut_slot: std::ptr::addr_of_mut!(ctx.ibtc) as usize,
+            cut_slot: std::ptr::addr_of!(ctx.ibtc) as usize,
             cut_value: super::ibtc::NO_ENTRIES.as_ptr() as usize,
             budget_reg: usize::from(super::regs::BUDGET_REG),
             fixups: (fixups.as_ptr() as usize, fixups.len()),

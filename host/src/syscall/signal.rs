@@ -545,6 +545,7 @@ impl Process {
     /// parent recorded stays the parent's), as for a new process.
     pub(super) fn forked_child(&mut self) {
         signals::forget_pending();
+        crate::thread::forked_child();
         self.signals.interrupted = None;
     }
 
