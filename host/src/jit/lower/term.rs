@@ -125,13 +125,16 @@ impl Lowerer<'_> {
                 if kind != ExitKind::Syscall && !self.options.journal {
                     let t = self.xsrc(d.arg(0), 0);
                     let label = self.labels[fallback];
-                    self.ibtc_lookup(t);
+                    self.ibtc_way(t, 0);
                     a64!(self.ops
-                        ; b.ne =>label
+                        ; b.ne >way1
+                        ; hit:
                         ; tbz x16, #ibtc::FLAGS_DEAD_BIT, =>label
                     );
                     self.pop_frame();
-                    a64!(self.ops; br x16);
+                    a64!(self.ops; br x16; way1:);
+                    self.ibtc_way(t, 1);
+                    a64!(self.ops; b.eq <hit; b =>label);
                 } else if fallback != b + 1 {
                     let label = self.labels[fallback];
                     a64!(self.ops; b =>label);
@@ -222,25 +225,31 @@ impl Lowerer<'_> {
     /// an indirect loop back in the dispatcher, and a signal empties the
     /// table the probe reads (`crate::signals`).
     fn probe_ibtc(&mut self, t: u8) {
-        self.ibtc_lookup(t);
-        a64!(self.ops
-            ; b.ne >miss
-            ; br x16
-            ; miss:
-        );
+        for way in 0..ibtc::WAYS as u32 {
+            self.ibtc_way(t, way);
+            a64!(self.ops
+                ; b.ne >miss
+                ; br x16
+                ; miss:
+            );
+        }
     }
 
-    /// Loads the target cache entry guest address `X(t)` hashes to into
-    /// x17 (guest) and x16 (host) and compares x17 with `X(t)`: `eq` when
-    /// it is a hit.
-    fn ibtc_lookup(&mut self, t: u8) {
-        let mask = (ibtc::ENTRIES - 1) as u64;
+    /// Loads way `way` of the target cache set guest address `X(t)`
+    /// hashes to into x17 (guest) and x16 (host) and compares x17 with
+    /// `X(t)`: `eq` when it is a hit. (The set address is computed again
+    /// for the second way, off the first way's hit path: the `ldp` that
+    /// reads a way overwrites it.)
+    fn ibtc_way(&mut self, t: u8, way: u32) {
+        let mask = (ibtc::SETS - 1) as u64;
+        let set_shift = (ibtc::WAYS * 16).trailing_zeros();
+        let offset = way as i32 * 16;
         a64!(self.ops
             ; ldr x16, [X(CTX_REG), #OFF_IBTC]
             ; eor x17, X(t), X(t), lsr #ibtc::SHIFT
             ; and x17, x17, #mask
-            ; add x16, x16, x17, lsl #4
-            ; ldp x17, x16, [x16]
+            ; add x16, x16, x17, lsl #set_shift
+            ; ldp x17, x16, [x16, #offset]
             ; cmp x17, X(t)
         );
     }
