@@ -173,9 +173,11 @@ impl ThreadContext {
 const CUT_SLOTS: usize = 1 << 14;
 
 /// The registered cut slots: the address of a JIT context's indirect
-/// branch cache pointer (0 when free) and the pointer that empties it.
+/// branch cache pointer (0 when free, [`CLAIMED`] while being registered)
+/// and the pointer that empties it.
 static CUT_AT: [AtomicUsize; CUT_SLOTS] = [const { AtomicUsize::new(0) }; CUT_SLOTS];
 static CUT_VALUE: [AtomicUsize; CUT_SLOTS] = [const { AtomicUsize::new(0) }; CUT_SLOTS];
+const CLAIMED: usize = 1;
 /// One past the highest slot ever claimed.
 static CUT_HIGH: AtomicUsize = AtomicUsize::new(0);
 /// Cuts begun, and cuts in progress (their writes to registered slots may
@@ -193,11 +195,11 @@ pub struct CutRegistration(usize);
 /// dropped. `None` when every slot is taken.
 pub fn register_cut(at: &AtomicUsize, empty: usize) -> Option<CutRegistration> {
     for (i, slot) in CUT_AT.iter().enumerate() {
-        if slot.load(SeqCst) != 0 {
-            continue;
-        }
-        CUT_VALUE[i].store(empty, SeqCst);
-        if slot.compare_exchange(0, at as *const AtomicUsize as usize, SeqCst, SeqCst).is_ok() {
+        // Claimed with `CLAIMED` first, so that the value is this
+        // registration's before a cut can use the address.
+        if slot.compare_exchange(0, CLAIMED, SeqCst, SeqCst).is_ok() {
+            CUT_VALUE[i].store(empty, SeqCst);
+            slot.store(at as *const AtomicUsize as usize, SeqCst);
             CUT_HIGH.fetch_max(i + 1, SeqCst);
             return Some(CutRegistration(i));
         }
@@ -211,15 +213,16 @@ impl Drop for CutRegistration {
     fn drop(&mut self) {
         CUT_AT[self.0].store(0, SeqCst);
         while CUTS_IN_FLIGHT.load(SeqCst) != 0 {
-            std::hint::spin_loop();
+            std::thread::yield_now();
         }
     }
 }
 
 /// Runs `change`, which lets guest stores to pages of translated code
 /// through without a fault (makes them writable), with every thread's run
-/// of generated code cut short first: each registered indirect branch
-/// cache is emptied, so a thread whose store to such a page no longer
+/// of generated code cut short first as far as its indirect branches go
+/// (its chain budget and direct chains are its own): each registered
+/// indirect branch cache is emptied, so a thread whose store to such a page no longer
 /// faults leaves for its dispatcher at its next indirect branch instead
 /// of entering the page's old translation from the cache, and its
 /// dispatcher waits for `change` to end before it looks code up.
@@ -229,7 +232,7 @@ pub fn cut_every_run<R>(change: impl FnOnce() -> R) -> R {
     CUTS_BEGUN.fetch_add(1, SeqCst);
     for i in 0..CUT_HIGH.load(SeqCst) {
         let at = CUT_AT[i].load(SeqCst);
-        if at != 0 {
+        if at > CLAIMED {
             // SAFETY: a registered address is an `AtomicUsize` kept alive
             // until its registration is dropped, which waits for this cut
             // (counted in flight since before the address was read).

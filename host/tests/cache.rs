@@ -54,10 +54,10 @@ fn host() -> Vec<PathBuf> {
 }
 
 /// Programs whose warm runs translate what cannot be kept: code a
-/// program writes at run time is not a file's (`smc`, `smc_unarmed`, `codegen_churn`); a region run while MXCSR
+/// program writes at run time is not a file's (`smc`, `codegen_churn`); a region run while MXCSR
 /// unmasks an exception runs its reference translation, never kept
 /// (`fenv_trap`).
-const TRANSLATE_WARM: &[&str] = &["smc", "smc_unarmed", "codegen_churn", "fenv_trap"];
+const TRANSLATE_WARM: &[&str] = &["smc", "codegen_churn", "fenv_trap"];
 
 /// Runs every guest program of the `dyn` build (the C library and the
 /// loader shared, as users' programs are) cold, warm, and warm under

@@ -46,12 +46,12 @@ const STARTUP_SLACK: u64 = 6_000;
 /// run to run); `sig_syscall_race`'s rounds take as many tries as the timer's
 /// races make them; `codegen_churn` parses its own resident set from
 /// /proc, whose digits differ from run to run; `threads`,
-/// `threads_signals`, `threads_stress`, `smc` and `smc_unarmed` run several threads, whose instructions
+/// `threads_signals`, `threads_stress` and `smc` run several threads, whose instructions
 /// depend on the scheduling (a contended lock retries, a waiter spins
 /// before it sleeps), and the counters are not yet added atomically
 /// across threads; `shm_fork`'s two processes spin waiting for each
 /// other.
-const NOT_COMPARABLE: [&str; 19] = [
+const NOT_COMPARABLE: [&str; 18] = [
     "sig_alarm",
     "sig_raise",
     "fork_exec",
@@ -69,7 +69,6 @@ const NOT_COMPARABLE: [&str; 19] = [
     "threads_signals",
     "threads_stress",
     "smc",
-    "smc_unarmed",
     "shm_fork",
 ];
 

@@ -246,7 +246,8 @@ impl Jit {
         // A signal during the last run, or another thread making code
         // writable, may have left it pointing at the empty table
         // (`crate::signals`, `crate::thread::cut_every_run`); such a
-        // change since the dispatcher's look-up empties it for this run.
+        // change since the dispatcher last settled (before its look-up)
+        // empties it for this run.
         self.ctx.ibtc.store(self.ibtc.as_mut_ptr() as usize, Ordering::SeqCst);
         if crate::thread::current().code_changed() {
             self.ctx.ibtc.store(NO_ENTRIES.as_ptr() as usize, Ordering::SeqCst);
