@@ -9,10 +9,12 @@
 //!   without a lock ([`resume_write`]), makes the page writable again,
 //!   marks it written and lets the store run again where it stood: the
 //!   store happens exactly once, with every earlier store of the run
-//!   kept, as on the CPU, whichever thread made it. Every thread's run in
-//!   progress is cut short (`thread::cut_every_run` before the page is
-//!   writable, so that another thread's store that no longer faults is
-//!   not followed by the page's old code), and the dispatcher, at its
+//!   kept, as on the CPU, whichever thread made it. Every thread's
+//!   indirect branches go back to its dispatcher from then on
+//!   (`thread::cut_every_run`, before the page is writable, so that
+//!   another thread's store that no longer faults is not followed by the
+//!   page's old code through its indirect branch cache; direct chains are
+//!   not cut), and the dispatcher, at its
 //!   next look-up, collects the written pages ([`CodePages::take_written`])
 //!   and drops the translations that depend on them, on every thread;
 //! - a page that keeps being written ([`FAULTS_TO_SELF_CHECK`] times) or
