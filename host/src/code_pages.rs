@@ -40,11 +40,18 @@ pub const FAULTS_TO_SELF_CHECK: u32 = 8;
 /// A page's bits in the table. `CODE`: translations depend on the page and
 /// the guest may write it, so a write fault on it is never the guest's
 /// (the store is retried: the page is writable, or armed and made so).
-/// `ARMED`: write-protected for its code. `WRITTEN`: made writable by the
-/// handler, not yet collected.
+/// `ARMED`: write-protected for its code (set only once the protection is
+/// in place, cleared before the handler removes it). `WRITTEN`: made
+/// writable by the handler, not yet collected. `BUSY`: the page's
+/// protection is being changed, by [`CodePages::arm`] or the handler; the
+/// other waits, so that the bits always say what the protection is (a
+/// handler that made a page writable after it had been protected again
+/// once left it read-only and unarmed, and every store to it faulted
+/// forever).
 const CODE: u8 = 1;
 const ARMED: u8 = 2;
 const WRITTEN: u8 = 4;
+const BUSY: u8 = 8;
 
 /// The table: a byte per host page number, in leaves of `1 << LEAF_BITS`
 /// allocated on first use (by the dispatcher, under the memory map's
@@ -95,12 +102,23 @@ fn slot_or_insert(addr: u64) -> Option<&'static AtomicU8> {
 /// nothing (async-signal-safe).
 pub fn resume_write(addr: u64) -> bool {
     let Some(slot) = slot(addr) else { return false };
-    let bits = slot.load(Ordering::Acquire);
-    if bits & CODE == 0 {
-        return false;
-    }
-    if bits & ARMED == 0 {
-        return true;
+    // The page is this handler's to make writable once it has taken
+    // ARMED away, marked BUSY; a change in progress is waited for.
+    loop {
+        let bits = slot.load(Ordering::Acquire);
+        if bits & CODE == 0 {
+            return false;
+        }
+        if bits & BUSY != 0 {
+            std::thread::yield_now();
+            continue;
+        }
+        if bits & ARMED == 0 {
+            return true;
+        }
+        if slot.compare_exchange(bits, (bits & !ARMED) | BUSY, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            break;
+        }
     }
     let size = 1u64 << PAGE_SHIFT.load(Ordering::Relaxed);
     let page = addr & !(size - 1);
@@ -111,15 +129,17 @@ pub fn resume_write(addr: u64) -> bool {
         // (`mem.rs` arms no other, and disarms a page the guest makes
         // read-only or unmaps): it gets back the host protection of a
         // writable guest page.
-        if unsafe { libc::mprotect(page as *mut libc::c_void, size as usize, libc::PROT_READ | libc::PROT_WRITE) } != 0
-        {
-            return false;
+        let writable =
+            unsafe { libc::mprotect(page as *mut libc::c_void, size as usize, libc::PROT_READ | libc::PROT_WRITE) }
+                == 0;
+        // Still protected when that failed: armed again, and the fault is
+        // the guest's.
+        slot.fetch_or(if writable { WRITTEN } else { ARMED }, Ordering::AcqRel);
+        slot.fetch_and(!BUSY, Ordering::AcqRel);
+        if writable {
+            WRITES.store(true, Ordering::Release);
         }
-        // Marked written only once writable, so that a collector clearing
-        // ARMED never leaves the page read-only.
-        slot.fetch_or(WRITTEN, Ordering::AcqRel);
-        WRITES.store(true, Ordering::Release);
-        true
+        writable
     })
 }
 
@@ -157,13 +177,25 @@ impl CodePages {
         self.self_checking.contains(&page)
     }
 
-    /// `page`, writable by the guest, is about to be write-protected for
-    /// its code; false (and nothing armed) if the table cannot hold it.
-    pub fn arm(&mut self, page: u64) -> bool {
-        let Some(slot) = slot_or_insert(page) else { return false };
-        slot.fetch_or(CODE | ARMED, Ordering::AcqRel);
+    /// Write-protects `page`, writable by the guest, for its code:
+    /// `protect` changes its host protection, with the page marked busy
+    /// meanwhile (a write fault on it waits), and the page is armed if
+    /// that succeeded. `None` (nothing protected) if the table cannot hold
+    /// the page.
+    pub fn arm<E>(&mut self, page: u64, protect: impl FnOnce() -> Result<(), E>) -> Option<Result<(), E>> {
+        let slot = slot_or_insert(page)?;
+        // A handler making the page writable finishes first.
+        while slot.fetch_update(Ordering::AcqRel, Ordering::Acquire, |b| (b & BUSY == 0).then_some(b | CODE | BUSY)).is_err()
+        {
+            std::thread::yield_now();
+        }
         self.tracked.insert(page);
-        true
+        let protected = protect();
+        if protected.is_ok() {
+            slot.fetch_or(ARMED, Ordering::AcqRel);
+        }
+        slot.fetch_and(!BUSY, Ordering::AcqRel);
+        Some(protected)
     }
 
     /// Write-protecting the armed `page` failed: it is not protected.
@@ -241,10 +273,11 @@ impl CodePages {
             if slot.load(Ordering::Acquire) & WRITTEN == 0 {
                 continue;
             }
-            // Only CODE stays: a straggling fault of another thread on the
-            // page, from before it was writable, is retried. (Arming takes
-            // the memory map's lock, which the caller holds.)
-            slot.fetch_and(!(ARMED | WRITTEN), Ordering::AcqRel);
+            // The handler took ARMED away; the page may be armed again
+            // since (its new code is dropped with the old, and translated
+            // again). A straggling fault of another thread on the page,
+            // from before it was writable, is retried.
+            slot.fetch_and(!WRITTEN, Ordering::AcqRel);
             let writes = self.writes.entry(page).or_default();
             *writes += 1;
             if *writes >= FAULTS_TO_SELF_CHECK {
@@ -292,8 +325,7 @@ mod tests {
         let (code, other) = (pages(2), pages(1));
         assert!(!resume_write(other + 8), "not code: the guest's fault");
         for round in 1..=FAULTS_TO_SELF_CHECK {
-            assert!(c.arm(code));
-            write_protect(code);
+            assert!(c.arm(code, || Ok::<(), ()>(write_protect(code))).is_some_and(|r| r.is_ok()));
             assert!(resume_write(code + 100));
             // SAFETY: the page was made writable again.
             unsafe { std::ptr::write_volatile((code + 100) as *mut u8, round as u8) };
@@ -303,7 +335,8 @@ mod tests {
         }
         assert!(c.take_written().is_empty(), "collected once");
         assert!(!resume_write(code + 4096 + 8), "the next page is not code");
-        c.arm(code);
+        assert!(c.arm(code, || Err(())).is_some_and(|r| r.is_err()));
+        assert!(!c.is_armed(code), "not protected: not armed");
         c.guest_read_only(code);
         assert!(!resume_write(code), "read-only by the guest: its fault");
         c.forget(code);

@@ -894,15 +894,11 @@ impl GuestMemory {
                     continue;
                 }
                 let Some(prot) = self.page_prot(page).filter(|p| p & PROT_WRITE != 0) else { continue };
-                // Armed first: from the protection on, a store's fault must
-                // find the page armed.
-                let protected = if self.code.arm(page) {
-                    // SAFETY: the page holds guest code, so it is the
-                    // guest's; only its write permission goes.
-                    unsafe { host::protect(page, self.host_page, host_prot(prot & !PROT_WRITE)) }
-                } else {
-                    Err(Errno::ENOMEM)
-                };
+                let hp = self.host_page;
+                // SAFETY: the page holds guest code, so it is the guest's;
+                // only its write permission goes.
+                let protect = || unsafe { host::protect(page, hp, host_prot(prot & !PROT_WRITE)) };
+                let protected = self.code.arm(page, protect).unwrap_or(Err(Errno::ENOMEM));
                 if let Err(e) = protected {
                     // Unprotectable: the page checks its own bytes.
                     tracing::debug!(page = format_args!("{page:#x}"), %e, "cannot write-protect a code page");
@@ -1034,11 +1030,9 @@ impl GuestMemory {
                 Some(prot) if prot & PROT_WRITE != 0 && !self.code.is_self_checking(page) => {
                     // The change gave the page the guest's protection back:
                     // armed again (translations may depend on it).
-                    if self.code.arm(page) {
-                        // SAFETY: the guest owns the page; only its write
-                        // permission goes, as before the change.
-                        unsafe { host::protect(page, hp, host_prot(prot & !PROT_WRITE)) }.ok();
-                    }
+                    // SAFETY: the guest owns the page; only its write
+                    // permission goes, as before the change.
+                    self.code.arm(page, || unsafe { host::protect(page, hp, host_prot(prot & !PROT_WRITE)) });
                 }
                 Some(_) => self.code.guest_read_only(page),
             }

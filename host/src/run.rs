@@ -432,14 +432,16 @@ impl Shared {
     /// The `variant` translation of the code at `rip`, in `shape` or as
     /// tiering has it (see [`Cache::get_or_translate`]). Code changes the
     /// memory map recorded are applied first, and a self-checking region
-    /// whose bytes changed is invalidated and translated again.
+    /// whose bytes changed is invalidated and translated again. Also
+    /// returns the count of invalidations the region is current after
+    /// (see [`Invalidations::hit_since`]).
     fn region(
         &self,
         rip: u64,
         variant: Variant,
         shape: Option<Shape>,
         mem: &SharedMemory,
-    ) -> Result<Translated, TranslateError> {
+    ) -> Result<(Translated, u64), TranslateError> {
         let t = &mut *self.translator();
         let mem = &mut *mem.lock();
         if crate::code_pages::written_pending() {
@@ -462,7 +464,9 @@ impl Shared {
         if mem.shares_writable() && !self.memory_shared.swap(true, Ordering::Relaxed) {
             self.go_ordered(t, "the guest mapped shared memory writable");
         }
-        t.cache.get_or_translate(rip, variant, shape, &mut t.pipeline, t.disk.as_mut(), mem)
+        let translated = t.cache.get_or_translate(rip, variant, shape, &mut t.pipeline, t.disk.as_mut(), mem)?;
+        // Invalidations are pushed under the translator's lock, held here.
+        Ok((translated, self.invalidations.count()))
     }
 
     /// The guest starts a second thread: see [`Shared::go_ordered`].
@@ -509,6 +513,17 @@ impl Invalidations {
     /// The number pushed so far.
     fn count(&self) -> u64 {
         self.count.load(Ordering::SeqCst)
+    }
+
+    /// Whether a range pushed after the first `seen` overlaps the code
+    /// `region` was translated from.
+    fn hit_since(&self, seen: u64, region: &Region) -> bool {
+        if self.count() == seen {
+            return false;
+        }
+        let (pushed, _) = self.since(seen);
+        let ranges = region.guest_ranges();
+        pushed.iter().any(|&(start, len)| ranges.iter().any(|&(s, e)| s < start.saturating_add(len) && start < e))
     }
 
     /// The ranges pushed after the first `seen` (everything, when the log
@@ -625,10 +640,19 @@ impl<'a> GuestThread<'a> {
             // While MXCSR unmasks an exception, regions run their reference
             // translation (see `exact_float_traps`).
             let variant = if exact_float_traps(&state) { Variant::Reference } else { Variant::Policy };
-            let Translated { region, dispatched, shape } = self.shared.region(rip, variant, None, &process.mem)?;
+            let (Translated { region, dispatched, shape }, as_of) =
+                self.shared.region(rip, variant, None, &process.mem)?;
             // The look-up may have dropped a self-checking region's stale
             // code, from this thread's executor too.
             self.catch_up();
+            // Another thread may have dropped the region since the look-up
+            // (its page was written), and this thread's executor has
+            // applied that: were the region compiled now, nothing would
+            // drop its code from this thread's executor again, and a later
+            // indirect branch could run it. It is looked up again.
+            if self.shared.invalidations.hit_since(as_of, &region) {
+                continue;
+            }
             tracing::trace!(target: "aarchx::exec", "{rip:#x}");
             // Verify mode runs a region twice and undoes the first run's
             // stores, which other threads or processes would see or lose:
@@ -639,7 +663,7 @@ impl<'a> GuestThread<'a> {
             let due = alone && self.verifier.as_mut().is_some_and(|v| v.due(&region));
             let exit = match self.verifier.as_mut().filter(|_| due) {
                 Some(v) => {
-                    let reference = self.shared.region(rip, Variant::Reference, Some(shape), &process.mem)?.region;
+                    let reference = self.shared.region(rip, Variant::Reference, Some(shape), &process.mem)?.0.region;
                     v.check(&mut self.engine, &region, shape, &reference, &mut state, &mut process)
                 }
                 None => Ok(self.engine.execute(&region, shape, dispatched, &mut state, &mut process)),

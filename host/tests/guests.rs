@@ -150,26 +150,19 @@ fn a_thousand_short_lived_threads_under_the_jit() {
 
 /// guest/c/smc_unarmed.c under the JIT: code a thread rewrites and calls
 /// on pages another thread keeps storing to, so that its stores usually
-/// find the page already made writable by the other thread's fault (not
-/// in guest/expect.txt: both builds still fail sometimes, so both tests
-/// are ignored until the open bug in docs/threads.md is found).
-fn smc_unarmed(build: &str) {
+/// find the page already made writable by the other thread's fault. Not in
+/// guest/expect.txt: a run showed the bug it is for (a region another
+/// thread had dropped compiled after the drop was applied, see
+/// docs/threads.md) in about two runs of seven, so each build runs three
+/// times here.
+#[test]
+fn code_rewritten_on_a_page_another_thread_made_writable_runs_new() {
     let Some((prefix, under_qemu)) = arm64_prefix("the JIT, smc_unarmed") else { return };
     let prefix: Vec<&Path> = prefix.iter().map(|p| p.as_path()).collect();
     let program = [("smc_unarmed".to_string(), Vec::new())];
-    report(check_programs(&program, "the JIT", &prefix, "default.ron", build, under_qemu, false));
-}
-
-#[test]
-#[ignore = "open bug (issue 15): under load some calls still run the old code (0-45 of 900)"]
-fn code_rewritten_on_a_page_another_thread_made_writable_runs_new() {
-    smc_unarmed("dyn");
-}
-
-#[test]
-#[ignore = "open bug (issue 15): some calls still run the old code (1-59 of 900)"]
-fn code_rewritten_on_a_page_another_thread_made_writable_runs_new_static() {
-    smc_unarmed("static");
+    for build in ["static", "dyn", "static", "dyn", "static", "dyn"] {
+        report(check_programs(&program, "the JIT", &prefix, "default.ron", build, under_qemu, false));
+    }
 }
 
 #[test]
