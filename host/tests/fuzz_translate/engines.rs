@@ -165,6 +165,10 @@ pub fn undefined_at_end(
         if !matches!(after.exit, RegionExit::Jump { .. }) {
             return Err(format!("{:?}", after.exit));
         }
+        // Which NaN such a lane holds depends on the CPU model.
+        if undefined::model_nan_lanes(insn, &after.state) != 0 {
+            return Err("a dot product's NaN lane".into());
+        }
         let mut kept = 0u8;
         // Every other value of the undefined flags (the CPU's may be any).
         let mut flip = undefined;

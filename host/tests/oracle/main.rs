@@ -100,13 +100,14 @@ fn check_form(cfg: &Config, runner: &mut Runner, form: &Form) -> Result<Option<F
             "{}: the state leaves the result undefined (states::steer should prevent it)",
             form.text
         );
-        let interp = compare::interpret(runner, &region, &case);
+        let mut interp = compare::interpret(runner, &region, &case);
         if interp.exit == (RegionExit::Trap { kind: TrapKind::Ill }) && interp.state.rip == layout.insn {
             return Err(());
         }
         let (diffs, native) = match runner.run(&case.state, &case.mem) {
-            Ok(n) => {
+            Ok(mut n) => {
                 let mask = undefined::undefined(&form.insn, &case.state);
+                undefined::mask_model_nans(&form.insn, &mut n.state, &mut interp.state);
                 (
                     compare::compare(
                         &n.state,

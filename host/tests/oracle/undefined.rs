@@ -1,6 +1,7 @@
 //! The table of flags the Intel SDM leaves undefined, per instruction: the
 //! oracle does not compare them. This is the one place the masks are
 //! kept; docs/oracle.md mirrors it (a test checks every row is there).
+//! Also the results CPU models disagree on: the dot products' NaN lanes.
 //!
 //! Flags are numbered as in `GuestState::flags`: cf pf af zf sf of df.
 
@@ -143,6 +144,52 @@ pub fn undefined_result(insn: &Instruction, init: &GuestState) -> bool {
     matches!(insn.mnemonic(), Mnemonic::Shld | Mnemonic::Shrd)
         && width(insn) == 16
         && masked_count(insn, 2, init, 16) > 16
+}
+
+/// The destination register and lane width in bits of a dot product
+/// (`dpps`, `dppd`), whose NaN results differ between CPU models: the SDM
+/// sums the products in one order for every lane, and the lifter follows
+/// it, but some CPUs sum them in a different order per lane, so when two
+/// NaNs meet in the sums the lanes get different ones (seen on one of
+/// this project's machines: lane 0 of `dpps` is (p1+p0)+(p3+p2), lane 1
+/// (p0+p1)+(p2+p3), lane 2 (p3+p2)+(p1+p0), lane 3 (p2+p3)+(p0+p1), with
+/// x86's rule that the first of two NaNs wins). Where either side's lane
+/// is a NaN, only whether both are is compared ([`mask_model_nans`]).
+pub fn model_nans(insn: &Instruction) -> Option<(usize, u32)> {
+    let lane = match insn.mnemonic() {
+        Mnemonic::Dpps => 32,
+        Mnemonic::Dppd => 64,
+        _ => return None,
+    };
+    Some((insn.op0_register().number(), lane))
+}
+
+/// The lanes of `x`, `lane` bits each, that hold a NaN, as a mask of
+/// whole lanes.
+fn nan_lanes(x: u128, lane: u32) -> u128 {
+    let (exp, frac) = if lane == 32 { (0xffu128 << 23, (1u128 << 23) - 1) } else { (0x7ffu128 << 52, (1u128 << 52) - 1) };
+    let all = (1u128 << lane) - 1;
+    (0..128 / lane)
+        .filter(|k| {
+            let v = (x >> (k * lane)) & all;
+            v & exp == exp && v & frac != 0
+        })
+        .fold(0, |m, k| m | (all << (k * lane)))
+}
+
+/// The NaN lanes of the [`model_nans`] destination of `insn` in `state`,
+/// as a mask over the register (0 for other instructions).
+pub fn model_nan_lanes(insn: &Instruction, state: &GuestState) -> u128 {
+    model_nans(insn).map_or(0, |(reg, lane)| nan_lanes(state.xmm[reg], lane))
+}
+
+/// Sets every bit of each NaN lane of a [`model_nans`] destination in
+/// both states, so that only which lanes are NaNs is compared.
+pub fn mask_model_nans(insn: &Instruction, native: &mut GuestState, lifted: &mut GuestState) {
+    let Some((reg, _)) = model_nans(insn) else { return };
+    for state in [native, lifted] {
+        state.xmm[reg] |= model_nan_lanes(insn, state);
+    }
 }
 
 /// The mask as flag names, e.g. "af of".
