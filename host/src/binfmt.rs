@@ -95,10 +95,7 @@ pub fn registration(interpreter: &Path) -> Result<String, BinfmtError> {
 /// binfmt_misc entry with the `P` flag: argv is then `aarchx PATH ARGV0
 /// ARGS...` (Linux 5.12 and later say so in `AT_FLAGS`).
 pub fn started_by_binfmt() -> bool {
-    // SAFETY: getauxval only reads this process's auxiliary vector; it has
-    // no preconditions and answers 0 for a type that is not there.
-    let flags = unsafe { libc::getauxval(libc::AT_FLAGS) };
-    flags & AT_FLAGS_PRESERVE_ARGV0 != 0
+    crate::sys::process::auxv_flags() & AT_FLAGS_PRESERVE_ARGV0 != 0
 }
 
 /// An enabled binfmt_misc entry, other than aarchx's, that would take x86-64

@@ -129,9 +129,7 @@ pub fn resume_write(addr: u64) -> bool {
         // (`mem.rs` arms no other, and disarms a page the guest makes
         // read-only or unmaps): it gets back the host protection of a
         // writable guest page.
-        let writable =
-            unsafe { libc::mprotect(page as *mut libc::c_void, size as usize, libc::PROT_READ | libc::PROT_WRITE) }
-                == 0;
+        let writable = unsafe { crate::sys::mem::protect(page, size, libc::PROT_READ | libc::PROT_WRITE) }.is_ok();
         // Still protected when that failed: armed again, and the fault is
         // the guest's.
         slot.fetch_or(if writable { WRITTEN } else { ARMED }, Ordering::AcqRel);
@@ -185,7 +183,9 @@ impl CodePages {
     pub fn arm<E>(&mut self, page: u64, protect: impl FnOnce() -> Result<(), E>) -> Option<Result<(), E>> {
         let slot = slot_or_insert(page)?;
         // A handler making the page writable finishes first.
-        while slot.fetch_update(Ordering::AcqRel, Ordering::Acquire, |b| (b & BUSY == 0).then_some(b | CODE | BUSY)).is_err()
+        while slot
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |b| (b & BUSY == 0).then_some(b | CODE | BUSY))
+            .is_err()
         {
             std::thread::yield_now();
         }
@@ -295,30 +295,19 @@ mod tests {
     use super::*;
 
     /// `n` fresh read-write host pages of this process.
-    fn pages(n: usize) -> u64 {
-        // SAFETY: a fresh private anonymous mapping, used only by the test.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                n << 12,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(p, libc::MAP_FAILED);
-        p as u64
+    fn pages(n: u64) -> u64 {
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+        crate::sys::mem::map_anywhere(0, n << 12, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0).expect("mmap")
     }
 
     fn write_protect(page: u64) {
         // SAFETY: a page of the test's own mapping.
-        assert_eq!(unsafe { libc::mprotect(page as *mut libc::c_void, 4096, libc::PROT_READ) }, 0);
+        unsafe { crate::sys::mem::protect(page, 4096, libc::PROT_READ) }.expect("mprotect");
     }
 
     #[test]
     fn a_written_page_is_resumed_collected_and_after_repeated_writes_self_checking() {
-        if page_size() != 4096 {
+        if crate::sys::mem::page_size() != 4096 {
             return;
         }
         let mut c = CodePages::new(4096);
@@ -341,11 +330,6 @@ mod tests {
         assert!(!resume_write(code), "read-only by the guest: its fault");
         c.forget(code);
         assert!(!c.is_self_checking(code));
-    }
-
-    fn page_size() -> u64 {
-        // SAFETY: sysconf has no preconditions.
-        unsafe { libc::sysconf(libc::_SC_PAGESIZE) as u64 }
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod run;
 pub mod settings;
 pub mod signal;
 pub mod signals;
+pub mod sys;
 pub mod syscall;
 pub mod thread;
 pub mod translate;

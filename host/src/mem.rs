@@ -25,7 +25,6 @@
 //! past the end of its file) into EFAULT. Everything else is safe.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use aarchx_ir::cond::Helper;
@@ -35,6 +34,7 @@ use aarchx_pass::GuestCode;
 use crate::code_pages::CodePages;
 use crate::machine::Machine;
 use crate::objects::Objects;
+use crate::sys::mem as host;
 
 /// The guest's page size (x86-64).
 pub const GUEST_PAGE: u64 = 4096;
@@ -80,29 +80,7 @@ const BRK_RESERVE: u64 = 1 << 30;
 /// The least brk reservation tried before giving up on a brk heap.
 const BRK_RESERVE_MIN: u64 = 1 << 20;
 
-/// A failed operation, as the errno the guest receives. Linux errno values
-/// are the same on x86-64 and arm64 (both use `asm-generic/errno.h`), so a
-/// host errno is passed on as is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Errno(pub i32);
-
-impl Errno {
-    pub const EFAULT: Errno = Errno(libc::EFAULT);
-    pub const EINVAL: Errno = Errno(libc::EINVAL);
-    pub const ENOMEM: Errno = Errno(libc::ENOMEM);
-    pub const EEXIST: Errno = Errno(libc::EEXIST);
-
-    /// The calling thread's current host errno.
-    pub fn last() -> Errno {
-        Errno(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
-    }
-}
-
-impl fmt::Display for Errno {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", std::io::Error::from_raw_os_error(self.0))
-    }
-}
+pub use crate::sys::Errno;
 
 /// One guest-owned range; the key in the map is its start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,117 +143,6 @@ fn guest_prot(prot: u64) -> Result<u32, Errno> {
     Ok(prot)
 }
 
-/// Host mapping calls. Mapping calls that can replace existing memory are
-/// `unsafe`: the caller must own the range (guest-owned, or reserved by us
-/// for the guest) so that no memory the runtime uses is replaced.
-mod host {
-    use super::Errno;
-
-    /// A non-fixed (or no-replace) mapping: the kernel picks free space, or
-    /// fails, so no existing memory is touched.
-    pub fn map_anywhere(hint: u64, len: u64, prot: i32, flags: i32, fd: i32, offset: u64) -> Result<u64, Errno> {
-        debug_assert_eq!(flags & libc::MAP_FIXED, 0);
-        // SAFETY: without MAP_FIXED the kernel only uses free address space,
-        // so no existing Rust-visible memory changes.
-        let p = unsafe { libc::mmap(hint as *mut libc::c_void, len as usize, prot, flags, fd, offset as libc::off_t) };
-        if p == libc::MAP_FAILED {
-            Err(Errno::last())
-        } else {
-            Ok(p as u64)
-        }
-    }
-
-    /// Maps over `[addr, addr + len)`, replacing what is there.
-    ///
-    /// # Safety
-    /// The range must be owned by the guest or reserved for it.
-    pub unsafe fn map_fixed(addr: u64, len: u64, prot: i32, flags: i32, fd: i32, offset: u64) -> Result<u64, Errno> {
-        // SAFETY: the caller owns the range; MAP_FIXED replaces only it.
-        let p = unsafe {
-            libc::mmap(
-                addr as *mut libc::c_void,
-                len as usize,
-                prot,
-                flags | libc::MAP_FIXED,
-                fd,
-                offset as libc::off_t,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            Err(Errno::last())
-        } else {
-            Ok(p as u64)
-        }
-    }
-
-    /// Reserves `[addr, addr + len)` if it is entirely free, as PROT_NONE.
-    /// Succeeds only when the mapping landed exactly there (kernels before
-    /// 4.17 and qemu-user may treat MAP_FIXED_NOREPLACE as a hint).
-    pub fn reserve_exact(addr: u64, len: u64) -> Result<(), Errno> {
-        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED_NOREPLACE;
-        let got = map_anywhere(addr, len, libc::PROT_NONE, flags, -1, 0)?;
-        if got != addr {
-            // SAFETY: the kernel just created this mapping for us elsewhere.
-            unsafe { unmap(got, len) }.ok();
-            return Err(Errno::EEXIST);
-        }
-        Ok(())
-    }
-
-    /// # Safety
-    /// The range must be owned by the guest or reserved for it.
-    pub unsafe fn unmap(addr: u64, len: u64) -> Result<(), Errno> {
-        // SAFETY: the caller owns the range.
-        if unsafe { libc::munmap(addr as *mut libc::c_void, len as usize) } != 0 {
-            return Err(Errno::last());
-        }
-        Ok(())
-    }
-
-    /// # Safety
-    /// The range must be owned by the guest or reserved for it.
-    pub unsafe fn protect(addr: u64, len: u64, prot: i32) -> Result<(), Errno> {
-        // SAFETY: the caller owns the range; only its protection changes.
-        if unsafe { libc::mprotect(addr as *mut libc::c_void, len as usize, prot) } != 0 {
-            return Err(Errno::last());
-        }
-        Ok(())
-    }
-
-    /// # Safety
-    /// The old range must be owned by the guest, and with MREMAP_FIXED the
-    /// new one too (or reserved for it).
-    pub unsafe fn remap(old: u64, old_len: u64, new_len: u64, flags: i32, new_addr: u64) -> Result<u64, Errno> {
-        // SAFETY: the caller owns both ranges; without MREMAP_FIXED the
-        // kernel only grows into or moves to free address space.
-        let p = unsafe {
-            libc::mremap(
-                old as *mut libc::c_void,
-                old_len as usize,
-                new_len as usize,
-                flags,
-                new_addr as *mut libc::c_void,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            Err(Errno::last())
-        } else {
-            Ok(p as u64)
-        }
-    }
-
-    /// # Safety
-    /// The range must be owned by the guest.
-    pub unsafe fn advise(addr: u64, len: u64, advice: i32) -> Result<(), Errno> {
-        // SAFETY: the caller owns the range; the guest asked for its
-        // contents to be dropped.
-        if unsafe { libc::madvise(addr as *mut libc::c_void, len as usize, advice) } != 0 {
-            return Err(Errno::last());
-        }
-        Ok(())
-    }
-}
-
 impl Default for GuestMemory {
     fn default() -> Self {
         GuestMemory::new()
@@ -285,10 +152,7 @@ impl Default for GuestMemory {
 impl GuestMemory {
     /// An empty map, for the host's page size.
     pub fn new() -> GuestMemory {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        let host_page =
-            u64::try_from(page).ok().filter(|p| p.is_power_of_two() && *p >= GUEST_PAGE).unwrap_or(GUEST_PAGE);
+        let host_page = host::page_size().max(GUEST_PAGE);
         GuestMemory {
             regions: BTreeMap::new(),
             host_page,
@@ -973,12 +837,9 @@ impl GuestMemory {
             self.objects.forget(start, end);
             return;
         };
-        // SAFETY: F_GETFL reads the descriptor's flags and nothing else.
-        let access = unsafe { libc::fcntl(fd, libc::F_GETFL) };
         let clean = flags & MAP_TYPE == libc::MAP_PRIVATE as u32
             && prot & PROT_WRITE == 0
-            && access >= 0
-            && access & libc::O_ACCMODE == libc::O_RDONLY;
+            && crate::sys::process::fd_flags(fd).is_some_and(|access| access & libc::O_ACCMODE == libc::O_RDONLY);
         self.objects.mapped(start, end, &path, &meta, crate::objects::Position::File(offset), clean);
     }
 
@@ -1259,17 +1120,15 @@ mod tests {
     /// Whether the host kernel can write `bytes` at `addr` (a pipe's
     /// `read` into it): what a system call's copy to guest memory does.
     fn kernel_writes(addr: u64, bytes: &[u8]) -> bool {
-        let mut fds = [0i32; 2];
-        // SAFETY: pipe/write/read/close on the test's own descriptors; the
-        // kernel checks `addr` and fails with EFAULT rather than fault.
-        unsafe {
-            assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
-            assert_eq!(libc::write(fds[1], bytes.as_ptr().cast(), bytes.len()), bytes.len() as isize);
-            let got = libc::read(fds[0], addr as *mut libc::c_void, bytes.len());
-            libc::close(fds[0]);
-            libc::close(fds[1]);
-            got == bytes.len() as isize
-        }
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let (reader, mut writer) = std::io::pipe().expect("pipe");
+        writer.write_all(bytes).expect("write to the pipe");
+        let read = [reader.as_raw_fd() as u64, addr, bytes.len() as u64];
+        // SAFETY: a read from the test's own pipe; the kernel checks `addr`
+        // and fails with EFAULT rather than fault.
+        let got = unsafe { crate::signal::interruptible::syscall(libc::SYS_read, &read) };
+        got == Ok(bytes.len() as u64)
     }
 
     #[test]

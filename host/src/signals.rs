@@ -27,6 +27,7 @@
 //! - [`die_with`]: ending aarchx with the signal that killed the guest.
 
 use crate::signal::frame::{Plain, Siginfo};
+use crate::sys;
 use crate::thread::{self, CodeRun};
 
 /// `si_code` of a fault on a page whose permissions refuse the access
@@ -168,8 +169,7 @@ extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_vo
         return;
     }
     // aarchx's own fault: die of it.
-    // SAFETY: installs the default action (no handler code).
-    unsafe { libc::signal(sig, libc::SIG_DFL) };
+    sys::signals::set_default(sig);
 }
 
 /// Sends the interrupted generated code to its run's exit sequence with
@@ -190,31 +190,21 @@ fn leave_code_run(_uc: &mut libc::ucontext_t, _run: &CodeRun) {
     unreachable!("JIT code runs on aarch64 hosts only");
 }
 
-/// Installs `handler` for `sig` with SA_SIGINFO | SA_ONSTACK, every
-/// signal blocked while it runs.
-fn install(sig: i32, handler: extern "C" fn(i32, *mut libc::siginfo_t, *mut libc::c_void)) {
-    // SAFETY: `handler` only touches atomics (and, for faults, the
-    // context the kernel passes); `act` is a live, fully initialised local.
-    unsafe {
-        let mut act: libc::sigaction = std::mem::zeroed();
-        act.sa_sigaction = handler as usize;
-        act.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-        libc::sigfillset(&mut act.sa_mask);
-        libc::sigaction(sig, &act, std::ptr::null_mut());
-    }
-}
-
 /// Installs the fault handler for the five fault signals.
 pub fn install_fault_handlers() {
     for sig in FAULT_SIGNALS {
-        install(sig, on_fault);
+        // SAFETY: `on_fault` is async-signal-safe: it touches atomics, this
+        // thread's context and the context the kernel passes.
+        unsafe { sys::signals::install(sig, on_fault) };
     }
 }
 
 /// Makes the host record `sig` for a guest handler.
 pub fn catch(sig: i32) {
     if !FAULT_SIGNALS.contains(&sig) {
-        install(sig, on_signal);
+        // SAFETY: `on_signal` is async-signal-safe: it records the signal
+        // in this thread's context (atomics) and may cut the run short.
+        unsafe { sys::signals::install(sig, on_signal) };
     }
 }
 
@@ -223,30 +213,19 @@ pub fn catch(sig: i32) {
 /// the host mask before.
 pub fn set_host_mask(mask: u64) -> u64 {
     let faults = FAULT_SIGNALS.iter().fold(0, |m, &s| m | thread::bit(s));
-    let mut old: u64 = 0;
-    let new = mask & !faults;
-    // SAFETY: rt_sigprocmask with 8-byte kernel sigsets, both live locals.
-    unsafe { libc::syscall(libc::SYS_rt_sigprocmask, libc::SIG_SETMASK, &new as *const u64, &mut old as *mut u64, 8) };
-    old
+    sys::signals::set_mask(mask & !faults)
 }
 
 /// The host's current signal mask.
 pub fn host_mask() -> u64 {
-    let none: u64 = 0;
-    let mut old: u64 = 0;
-    // SAFETY: rt_sigprocmask blocking nothing, with 8-byte kernel sigsets
-    // in live locals: only reads the mask.
-    unsafe { libc::syscall(libc::SYS_rt_sigprocmask, libc::SIG_BLOCK, &none as *const u64, &mut old as *mut u64, 8) };
-    old
+    sys::signals::mask()
 }
 
 /// Waits, with the host mask `mask` (the fault signals never blocked),
 /// until a handler has run; the mask is then what it was.
 pub fn suspend(mask: u64) {
     let faults = FAULT_SIGNALS.iter().fold(0, |m, &s| m | thread::bit(s));
-    let set = mask & !faults;
-    // SAFETY: rt_sigsuspend with an 8-byte kernel sigset in a live local.
-    unsafe { libc::syscall(libc::SYS_rt_sigsuspend, &set as *const u64, 8) };
+    sys::signals::suspend(mask & !faults);
 }
 
 /// Takes one signal recorded on this thread among `allowed` (lowest
@@ -276,19 +255,7 @@ pub fn discard(sig: i32) {
 /// would kill the guest. No core file is written: aarchx writes nothing to
 /// the host file system that the guest did not ask for.
 pub fn die_with(sig: i32) -> ! {
-    let no_core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: setrlimit, signal, sigprocmask and raise are async-signal-safe
-    // libc calls given valid arguments; `no_core` and `set` live on this
-    // stack for the duration of the calls.
-    unsafe {
-        libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-        libc::signal(sig, libc::SIG_DFL);
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
-        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::raise(sig);
-    }
+    sys::signals::die_of(sig);
     // A signal whose default action is to ignore (not one of the faults)
     // would return here.
     std::process::exit(128 + sig)
@@ -297,18 +264,6 @@ pub fn die_with(sig: i32) -> ! {
 /// Starts a thread of aarchx's own (a timer, a watchdog) with every
 /// signal blocked, so the guest's signals keep reaching the main thread.
 pub fn spawn_quiet(name: &str, body: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
-    // SAFETY: plain signal-mask calls on valid, initialised sigsets; the
-    // new thread inherits the blocked mask, this thread gets its old one
-    // back right after the spawn.
-    let old = unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-        old
-    };
-    let spawned = std::thread::Builder::new().name(name.into()).spawn(body);
-    // SAFETY: as above.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
-    spawned.map(drop)
+    // The new thread inherits the blocked mask.
+    sys::signals::with_all_blocked(|| std::thread::Builder::new().name(name.into()).spawn(body)).map(drop)
 }

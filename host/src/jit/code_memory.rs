@@ -14,37 +14,18 @@
 //! is written: a cache belongs to one thread (see `jit/mod.rs`), which is
 //! then not running code.
 //!
-//! Every raw OS call of the code cache is here.
+//! Every change of the code cache's mapping is here (through `crate::sys`).
 
 use std::io;
 use std::ops::Range;
 
+use crate::sys::mem as host;
+
 /// Reserves `size` bytes, readable and executable, where the kernel
 /// chooses; returns the start.
 pub fn map(size: usize) -> io::Result<usize> {
-    // SAFETY: a fresh anonymous private mapping with no address hint
-    // touches no existing memory; the result is checked below.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            size,
-            libc::PROT_READ | libc::PROT_EXEC,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(p as usize)
-}
-
-/// The host page size.
-fn page() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(p).ok().filter(|p| p.is_power_of_two()).unwrap_or(4096)
+    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+    Ok(host::map_anywhere(0, size as u64, libc::PROT_READ | libc::PROT_EXEC, flags, -1, 0)? as usize)
 }
 
 /// Sets the protection of the pages holding `range`.
@@ -54,14 +35,16 @@ fn page() -> usize {
 /// `range` lies in a mapping made by [`map`] and not unmapped, and no code
 /// in those pages runs until they are executable again.
 unsafe fn protect(range: &Range<usize>, prot: i32) {
-    let page = page();
+    let page = host::page_size() as usize;
     let start = range.start & !(page - 1);
     let end = range.end.next_multiple_of(page);
     // SAFETY: the caller's contract: these pages are the code cache's.
-    let r = unsafe { libc::mprotect(start as *mut libc::c_void, end - start, prot) };
+    let r = unsafe { host::protect(start as u64, (end - start) as u64, prot) };
     // Failing to change the protection of our own mapping means the
     // address space is broken: nothing sensible remains to be done.
-    assert_eq!(r, 0, "mprotect of the code cache failed: {}", io::Error::last_os_error());
+    if let Err(e) = r {
+        panic!("mprotect of the code cache failed: {e}");
+    }
 }
 
 /// Runs `write` with the pages holding `range` writable and not
@@ -86,5 +69,5 @@ pub unsafe fn with_writable<T>(range: Range<usize>, write: impl FnOnce() -> T) -
 /// No code in it runs again, and nothing refers to it.
 pub unsafe fn unmap(base: usize, size: usize) {
     // SAFETY: the caller's contract.
-    unsafe { libc::munmap(base as *mut libc::c_void, size) };
+    unsafe { host::unmap(base as u64, size as u64) }.ok();
 }

@@ -230,8 +230,8 @@ pub struct HostIds {
 }
 
 pub fn host_ids() -> HostIds {
-    // SAFETY: these calls have no preconditions and cannot fail.
-    unsafe { HostIds { uid: libc::getuid(), euid: libc::geteuid(), gid: libc::getgid(), egid: libc::getegid() } }
+    let (uid, euid, gid, egid) = crate::sys::process::ids();
+    HostIds { uid, euid, gid, egid }
 }
 
 /// 16 random bytes from the host (for AT_RANDOM).
@@ -865,9 +865,9 @@ mod tests {
         let (mut p, m) = process();
         let (pid, outcome) = call(&mut p, Sysno::fork, &[]);
         if pid == 0 {
-            // SAFETY: the forked child of the test process leaves at once,
-            // running no destructors or test-harness code.
-            unsafe { libc::_exit(7) };
+            // The forked child of the test process leaves at once, running
+            // no destructors or test-harness code.
+            crate::sys::process::exit_now(7);
         }
         assert!(pid > 0, "fork: {pid}");
         assert!(matches!(outcome, SyscallOutcome::Continue));

@@ -102,7 +102,11 @@ impl Process {
     ) -> Result<u64, Errno> {
         // The child's copy of the memory map's lock must be free.
         let held = self.mem.lock();
-        let pid = host_fork(flags, ptid, ctid);
+        // SAFETY: the child is a copy of this process with this thread
+        // only; the locks it needs are held here (the memory map's) or by
+        // the dispatcher (the translator's) across the call. The tid
+        // pointers are guest memory the kernel checks.
+        let pid = unsafe { crate::sys::process::fork_clone(flags, ptid, ctid) };
         drop(held);
         let pid = pid?;
         if pid == 0 && stack != 0 {
@@ -118,25 +122,4 @@ fn unsupported_clone(flags: u64) -> Result<u64, Errno> {
         "clone: only fork-like clones are supported: returning -ENOSYS"
     );
     Err(Errno(libc::ENOSYS))
-}
-
-/// A raw host clone without CLONE_VM (the host stack is copied, so the
-/// child returns here on its copy). The host argument order differs:
-/// x86-64 is (flags, stack, ptid, ctid, tls), arm64 (flags, stack, ptid,
-/// tls, ctid).
-fn host_fork(flags: u64, ptid: u64, ctid: u64) -> Result<u64, Errno> {
-    #[cfg(target_arch = "x86_64")]
-    let args = [flags, 0, ptid, ctid, 0];
-    #[cfg(not(target_arch = "x86_64"))]
-    let args = [flags, 0, ptid, 0, ctid];
-    // SAFETY: a fork-like clone (no CLONE_VM, no new stack): the child gets
-    // a copy of this single-threaded process and returns from this call on
-    // its own copy of the stack. The tid pointers are guest memory the
-    // kernel checks.
-    let r = unsafe { libc::syscall(libc::SYS_clone, args[0], args[1], args[2], args[3], args[4]) };
-    if r < 0 {
-        Err(Errno::last())
-    } else {
-        Ok(r as u64)
-    }
 }

@@ -26,28 +26,7 @@ pub fn open(contents: &[u8], flags: u64) -> Result<u64, Errno> {
     if flags & libc::O_ACCMODE != libc::O_RDONLY {
         return Err(Errno(libc::EACCES));
     }
-    let cloexec = if flags & libc::O_CLOEXEC != 0 { libc::MFD_CLOEXEC } else { 0 };
-    // SAFETY: runtime edge. memfd_create gets a NUL-terminated name; write
-    // and lseek get the descriptor it returned and a buffer of `len`
-    // readable bytes; close is called only on that descriptor.
-    unsafe {
-        let fd = libc::memfd_create(c"aarchx-proc".as_ptr(), cloexec);
-        if fd < 0 {
-            return Err(Errno(*libc::__errno_location()));
-        }
-        let mut done = 0;
-        while done < contents.len() {
-            let n = libc::write(fd, contents[done..].as_ptr().cast(), contents.len() - done);
-            if n <= 0 {
-                let e = *libc::__errno_location();
-                libc::close(fd);
-                return Err(Errno(e));
-            }
-            done += n as usize;
-        }
-        libc::lseek(fd, 0, libc::SEEK_SET);
-        Ok(fd as u64)
-    }
+    crate::sys::process::memfd_with(c"aarchx-proc", contents, flags & libc::O_CLOEXEC != 0).map(|fd| fd as u64)
 }
 
 #[cfg(test)]

@@ -102,27 +102,15 @@ fn mirrored(sig: u64) -> bool {
     (1..=64).contains(&sig) && sig != SIGKILL && sig != SIGSTOP && !signals::FAULT_SIGNALS.contains(&(sig as i32))
 }
 
-/// Whether the host ignores `sig`.
-fn host_ignores(sig: u64) -> bool {
-    // SAFETY: sigaction with no new action only writes `old`, a live local.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(sig as i32, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
-    }
-}
-
 /// Gives `sig` the host disposition matching the guest's `handler`.
 fn set_host_disposition(sig: u64, handler: u64) {
     if !mirrored(sig) {
         return;
     }
     match handler {
-        SIG_DFL | SIG_IGN => {
-            let disposition = if handler == SIG_IGN { libc::SIG_IGN } else { libc::SIG_DFL };
-            // SAFETY: installs SIG_IGN or SIG_DFL (no handler code) for a
-            // signal that is not one of the fault signals aarchx handles.
-            unsafe { libc::signal(sig as i32, disposition) };
-        }
+        // Not one of the fault signals aarchx handles (see `mirrored`).
+        SIG_IGN => crate::sys::signals::ignore(sig as i32),
+        SIG_DFL => crate::sys::signals::set_default(sig as i32),
         _ => signals::catch(sig as i32),
     }
 }
@@ -240,7 +228,7 @@ impl Signals {
         set_host_disposition(libc::SIGPIPE as u64, SIG_DFL);
         signals::install_fault_handlers();
         let s = Signals { mask: signals::host_mask() & !UNBLOCKABLE, ..Signals::default() };
-        for sig in (1..=64).filter(|&s| mirrored(s) && host_ignores(s)) {
+        for sig in (1..=64).filter(|&s| mirrored(s) && crate::sys::signals::ignored(s as i32)) {
             s.actions.set((sig - 1) as usize, [SIG_IGN, 0, 0, 0]);
         }
         s

@@ -167,7 +167,8 @@ pub fn model_nans(insn: &Instruction) -> Option<(usize, u32)> {
 /// The lanes of `x`, `lane` bits each, that hold a NaN, as a mask of
 /// whole lanes.
 fn nan_lanes(x: u128, lane: u32) -> u128 {
-    let (exp, frac) = if lane == 32 { (0xffu128 << 23, (1u128 << 23) - 1) } else { (0x7ffu128 << 52, (1u128 << 52) - 1) };
+    let (exp, frac) =
+        if lane == 32 { (0xffu128 << 23, (1u128 << 23) - 1) } else { (0x7ffu128 << 52, (1u128 << 52) - 1) };
     let all = (1u128 << lane) - 1;
     (0..128 / lane)
         .filter(|k| {

@@ -95,20 +95,13 @@ struct Buffer(*mut u8);
 
 impl Buffer {
     fn map(addr: u64) -> Buffer {
-        // SAFETY: a fixed anonymous mapping that replaces nothing
-        // (MAP_FIXED_NOREPLACE); the result is checked.
-        let p = unsafe {
-            libc::mmap(
-                addr as *mut libc::c_void,
-                BUF_SIZE,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
-                -1,
-                0,
-            )
-        };
-        assert!(p as u64 == addr, "cannot map the cases' buffer at {addr:#x}");
-        Buffer(p.cast())
+        // A fixed mapping that replaces nothing.
+        let placed = crate::sys::mem::reserve_exact(addr, BUF_SIZE as u64).and_then(|()| {
+            // SAFETY: the range was just reserved for this buffer.
+            unsafe { crate::sys::mem::protect(addr, BUF_SIZE as u64, libc::PROT_READ | libc::PROT_WRITE) }
+        });
+        assert!(placed.is_ok(), "cannot map the cases' buffer at {addr:#x}");
+        Buffer(addr as *mut u8)
     }
 
     fn set(&mut self, bytes: &[u8]) {
@@ -128,7 +121,7 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         // SAFETY: unmaps the mapping made in `map`; nothing points into it.
-        unsafe { libc::munmap(self.0.cast(), BUF_SIZE) };
+        unsafe { crate::sys::mem::unmap(self.0 as u64, BUF_SIZE as u64) }.ok();
     }
 }
 
