@@ -60,15 +60,8 @@ extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_v
 /// still bounds the delay.
 fn cut_code_run(uc: &mut libc::ucontext_t) {
     let Some(run) = thread::current().code_run() else { return };
-    if run.cut_slot == 0 {
-        return;
-    }
-    // SAFETY: `cut_slot` is the target-cache pointer, an `AtomicUsize`,
-    // of the live JIT context of the run in progress (registered for the
-    // run's duration); translated code only reads it, with plain loads
-    // that this store cannot tear.
-    unsafe { &*(run.cut_slot as *const std::sync::atomic::AtomicUsize) }
-        .store(run.cut_value, std::sync::atomic::Ordering::SeqCst);
+    let Some(slot) = run.cut else { return };
+    thread::cut_one(slot);
     #[cfg(target_arch = "aarch64")]
     if (run.blocks..run.code.1).contains(&context::pc(uc)) {
         uc.uc_mcontext.regs[run.budget_reg] = 1;

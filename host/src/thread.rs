@@ -189,6 +189,26 @@ static CUTS_IN_FLIGHT: AtomicU32 = AtomicU32::new(0);
 #[derive(Debug)]
 pub struct CutRegistration(usize);
 
+impl CutRegistration {
+    /// Its slot, for [`cut_one`].
+    pub fn slot(&self) -> usize {
+        self.0
+    }
+}
+
+/// Empties the one indirect branch cache registered in `slot` (a
+/// [`CutRegistration::slot`] of this thread's own JIT, alive while its run
+/// is), as [`cut_every_run`] empties them all: what a signal for this
+/// thread does to the run in progress. Async-signal-safe.
+pub fn cut_one(slot: usize) {
+    let Some(at) = CUT_AT.get(slot).map(|a| a.load(SeqCst)) else { return };
+    if at > CLAIMED {
+        // SAFETY: the registration is alive (see above), so `at` is its
+        // `AtomicUsize`.
+        unsafe { &*(at as *const AtomicUsize) }.store(CUT_VALUE[slot].load(SeqCst), SeqCst);
+    }
+}
+
 /// Registers the indirect branch cache pointer at `at` (a `usize` word
 /// that translated code loads and the JIT stores atomically), to be set
 /// to `empty` by every [`cut_every_run`] until the registration is
@@ -265,13 +285,11 @@ pub struct CodeRun {
     pub exit: usize,
     pub sp_slot: usize,
     pub fault_code: u64,
-    /// Cutting the run short for a signal: `cut_value` stored at
-    /// `cut_slot` (the context's target-cache pointer, swapped for a
-    /// table with no entries), and, when the pc is in a block, general
-    /// register `budget_reg` set to 1 (the chain budget, spent at the
-    /// next check).
-    pub cut_slot: usize,
-    pub cut_value: usize,
+    /// Cutting the run short for a signal: [`cut_one`] of the run's JIT
+    /// context's cut slot (its indirect branch cache swapped for a table
+    /// with no entries), and, when the pc is in a block, general register
+    /// `budget_reg` set to 1 (the chain budget, spent at the next check).
+    pub cut: Option<usize>,
     pub budget_reg: usize,
     /// The misaligned-access fixup table (sorted by `at`, alive while the
     /// run is registered) and how to patch an instruction of the code.
@@ -286,8 +304,7 @@ impl CodeRun {
         exit: 0,
         sp_slot: 0,
         fault_code: 0,
-        cut_slot: 0,
-        cut_value: 0,
+        cut: None,
         budget_reg: 0,
         fixups: (0, 0),
         patch: None,

@@ -46,3 +46,28 @@ fn counts_every_execution_on_every_executor() {
     assert_eq!(counters::value(a), runs * 7 * 3);
     assert_eq!(counters::value(b), runs * 5000);
 }
+
+/// Four threads, each with its own executors (on aarch64 its own JIT), run
+/// the loop on one counter at once: no count is lost.
+#[test]
+fn counts_from_threads_add_up() {
+    let (a, b) = (counters::allocate().unwrap(), counters::allocate().unwrap());
+    const THREADS: u64 = 4;
+    const ITERATIONS: u128 = 20_000;
+    let runs: Vec<u64> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|_| {
+                s.spawn(move || {
+                    let r = region(&looping(a, b));
+                    let mut p = Prepared::new(&r);
+                    p.check(&state_with(&[("rcx", ITERATIONS)]), &mut GuestMem::new());
+                    p.executors.len() as u64
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("a counting thread")).collect()
+    });
+    let runs: u64 = runs.iter().sum();
+    assert_eq!(counters::value(a), runs * ITERATIONS as u64 * 3);
+    assert_eq!(counters::value(b), runs * 5000);
+}

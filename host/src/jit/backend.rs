@@ -87,7 +87,7 @@ pub struct Jit {
     pub(super) stubs: StubTable,
     /// Lets other threads empty `ctx.ibtc` when they make code writable;
     /// dropped before `ctx`.
-    _cut: CutRegistration,
+    cut: CutRegistration,
     ctx: Box<JitContext>,
     ibtc: Ibtc,
     chain_budget: u64,
@@ -116,7 +116,7 @@ impl Jit {
             blocks: Vec::new(),
             by_addr: FxHashMap::default(),
             stubs: StubTable::default(),
-            _cut: cut,
+            cut,
             ctx,
             ibtc,
             chain_budget: DEFAULT_CHAIN_BUDGET,
@@ -256,7 +256,7 @@ impl Jit {
         // trampoline's contract; the context outlives the call and its
         // helper pointer refers to `helpers`, alive until the call returns;
         // the caller upholds the guest-memory contract above.
-        let raw = unsafe { self.trampoline.enter(state, &mut self.ctx, code, &self.fixups) };
+        let raw = unsafe { self.trampoline.enter(state, &mut self.ctx, code, &self.fixups, self.cut.slot()) };
         self.ctx.clear_helpers();
         let (exit, stub) = exit::decode(raw);
         JitExit { exit, chain: stub }

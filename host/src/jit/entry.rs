@@ -179,8 +179,17 @@ impl Trampoline {
     /// the guest memory it touches is mapped (see `Jit::run`).
     /// While it runs, a guest memory fault in the code cache comes back
     /// as the fault exit code, and a misaligned acquire/release access at
-    /// an address of `fixups` resumes at its fixup (see `crate::signals`).
-    pub unsafe fn enter(&self, state: &mut GuestState, ctx: &mut JitContext, code: usize, fixups: &[Fixup]) -> u64 {
+    /// an address of `fixups` resumes at its fixup (see `crate::signals`),
+    /// and a signal empties the indirect branch cache through `ctx`'s cut
+    /// slot `cut` (see `crate::thread::cut_one`).
+    pub unsafe fn enter(
+        &self,
+        state: &mut GuestState,
+        ctx: &mut JitContext,
+        code: usize,
+        fixups: &[Fixup],
+        cut: usize,
+    ) -> u64 {
         // SAFETY: `enter` is the address of the code generated above,
         // which follows the C calling convention of `EnterFn`.
         let f = unsafe { std::mem::transmute::<usize, EnterFn>(self.enter) };
@@ -191,8 +200,7 @@ impl Trampoline {
             exit: self.fault_exit,
             sp_slot: std::ptr::addr_of!(ctx.entry_sp) as usize,
             fault_code: super::exit::fault_code(),
-            cut_slot: std::ptr::addr_of!(ctx.ibtc) as usize,
-            cut_value: super::ibtc::NO_ENTRIES.as_ptr() as usize,
+            cut: Some(cut),
             budget_reg: usize::from(super::regs::BUDGET_REG),
             fixups: (fixups.as_ptr() as usize, fixups.len()),
             patch: Some(super::cache::patch_word),
