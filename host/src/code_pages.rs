@@ -99,7 +99,8 @@ fn slot_or_insert(addr: u64) -> Option<&'static AtomicU8> {
 /// and the guest may write it, it is made writable (if it is armed) and
 /// recorded as written, and the store is to run again: returns true.
 /// Otherwise the fault is the guest's. Takes no lock and allocates
-/// nothing (async-signal-safe).
+/// nothing (async-signal-safe); it waits, yielding, while another thread
+/// changes the page's protection ([`CodePages::arm`], another handler).
 pub fn resume_write(addr: u64) -> bool {
     let Some(slot) = slot(addr) else { return false };
     // The page is this handler's to make writable once it has taken

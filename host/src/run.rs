@@ -316,17 +316,22 @@ impl Cache {
     /// Drops every region with an instruction in `[start, start + len)`
     /// (a superblock's instructions may lie far from its entry).
     fn invalidate(&mut self, start: u64, len: u64) {
-        let end = start.saturating_add(len);
         let held = &mut self.held_insts;
         self.regions.retain(|_, slot| {
             for shape in [&mut slot.quick, &mut slot.superblock] {
-                if shape.as_ref().is_some_and(|c| c.ranges.iter().any(|&(s, e)| s < end && start < e)) {
+                if shape.as_ref().is_some_and(|c| overlaps(&c.ranges, start, len)) {
                     *held -= shape.take().map_or(0, |c| c.region.insts.len());
                 }
             }
             slot.quick.is_some() || slot.superblock.is_some()
         });
     }
+}
+
+/// Whether any of `ranges` (start, end) overlaps `[start, start + len)`.
+fn overlaps(ranges: &[(u64, u64)], start: u64, len: u64) -> bool {
+    let end = start.saturating_add(len);
+    ranges.iter().any(|&(s, e)| s < end && start < e)
 }
 
 /// Guest code as a translation reads it, each read recorded.
@@ -523,7 +528,7 @@ impl Invalidations {
         }
         let (pushed, _) = self.since(seen);
         let ranges = region.guest_ranges();
-        pushed.iter().any(|&(start, len)| ranges.iter().any(|&(s, e)| s < start.saturating_add(len) && start < e))
+        pushed.iter().any(|&(start, len)| overlaps(&ranges, start, len))
     }
 
     /// The ranges pushed after the first `seen` (everything, when the log
