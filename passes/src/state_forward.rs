@@ -36,7 +36,7 @@ pub static INFO: PassInfo = PassInfo {
 pub struct StateForward;
 
 /// Register numbers are below this bound (GPRs, flags, XMM, special).
-const REGS: usize = 64;
+const REGS: usize = Reg::SLOTS;
 
 impl Pass for StateForward {
     fn run(&mut self, _cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {

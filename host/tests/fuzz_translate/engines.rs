@@ -166,7 +166,7 @@ pub fn undefined_at_end(
             return Err(format!("{:?}", after.exit));
         }
         // Which NaN such a lane holds depends on the CPU model.
-        if undefined::model_nan_lanes(insn, &after.state) != 0 {
+        if undefined::model_nan_lanes(insn, &after.state) != [0; 2] {
             return Err("a dot product's NaN lane".into());
         }
         let mut kept = 0u8;

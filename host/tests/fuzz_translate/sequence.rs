@@ -110,7 +110,7 @@ fn kind(form: &Form) -> Option<Kind> {
         Kind::Producer
     } else if forms::INTEGER.contains(&m) {
         Kind::Integer
-    } else if forms::SSE.contains(&m) || forms::V2.contains(&m) {
+    } else if forms::SSE.contains(&m) || forms::V2.contains(&m) || forms::is_avx(m) {
         Kind::Sse
     } else {
         return None; // x87

@@ -226,6 +226,10 @@ pub fn compare(
         if native.xmm[k] != interp.state.xmm[k] {
             diff(format!("xmm{k}"), format!("{:#034x}", native.xmm[k]), format!("{:#034x}", interp.state.xmm[k]));
         }
+        if native.ymm_hi[k] != interp.state.ymm_hi[k] {
+            let (n, i) = (native.ymm_hi[k], interp.state.ymm_hi[k]);
+            diff(format!("ymm{k} upper half"), format!("{n:#034x}"), format!("{i:#034x}"));
+        }
     }
     let x87 = [
         ("mxcsr", u128::from(native.mxcsr), u128::from(interp.state.mxcsr)),
@@ -267,7 +271,7 @@ fn flags_text(s: &GuestState) -> String {
     undefined::NAMES.iter().enumerate().map(|(k, n)| format!("{n}={}", s.flags[k])).collect::<Vec<_>>().join(" ")
 }
 
-/// A state as text: GPRs, flags, the XMM registers.
+/// A state as text: GPRs, flags, the YMM registers (upper half, then XMM).
 pub fn state_text(s: &GuestState) -> String {
     let mut out = String::new();
     for row in 0..4 {
@@ -277,8 +281,10 @@ pub fn state_text(s: &GuestState) -> String {
     }
     let _ = writeln!(out, "    {}", flags_text(s));
     for row in 0..8 {
-        let line: Vec<String> =
-            (0..2).map(|c| row * 2 + c).map(|k| format!("{:>5}={:#034x}", format!("xmm{k}"), s.xmm[k])).collect();
+        let line: Vec<String> = (0..2)
+            .map(|c| row * 2 + c)
+            .map(|k| format!("{:>5}={:#034x}{:032x}", format!("ymm{k}"), s.ymm_hi[k], s.xmm[k]))
+            .collect();
         let _ = writeln!(out, "    {}", line.join(" "));
     }
     let _ = writeln!(

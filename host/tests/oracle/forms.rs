@@ -9,7 +9,8 @@
 //! lock prefixes), plus the string instructions with and without
 //! rep/repe/repne. Also the list of forms known not to be lifted yet.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use iced_x86::{
     Code, Decoder, DecoderOptions, Encoder, EncodingKind, Formatter, Instruction, IntelFormatter, Mnemonic,
@@ -451,6 +452,75 @@ pub const V3_SCALAR: &[Mnemonic] = {
     ]
 };
 
+/// AVX and AVX2 instructions with no SSE counterpart. The VEX forms of
+/// the SSE and V2 mnemonics above join them through [`vex_forms`].
+pub const AVX_ONLY: &[Mnemonic] = {
+    use Mnemonic as M;
+    &[
+        M::Vzeroupper,
+        M::Vzeroall,
+        M::Vbroadcastss,
+        M::Vbroadcastsd,
+        M::Vbroadcastf128,
+        M::Vbroadcasti128,
+        M::Vpbroadcastb,
+        M::Vpbroadcastw,
+        M::Vpbroadcastd,
+        M::Vpbroadcastq,
+        M::Vinsertf128,
+        M::Vinserti128,
+        M::Vextractf128,
+        M::Vextracti128,
+        M::Vperm2f128,
+        M::Vperm2i128,
+        M::Vpermq,
+        M::Vpermpd,
+        M::Vpermd,
+        M::Vpermps,
+        M::Vpermilps,
+        M::Vpermilpd,
+        M::Vpblendd,
+        M::Vpsllvd,
+        M::Vpsllvq,
+        M::Vpsrlvd,
+        M::Vpsrlvq,
+        M::Vpsravd,
+        M::Vtestps,
+        M::Vtestpd,
+    ]
+};
+
+/// The VEX forms of the SSE and V2 mnemonics, by iced's naming (vpaddd:
+/// paddd): VEX mnemonic to SSE mnemonic.
+fn vex_forms() -> &'static HashMap<Mnemonic, Mnemonic> {
+    static FORMS: OnceLock<HashMap<Mnemonic, Mnemonic>> = OnceLock::new();
+    FORMS.get_or_init(|| {
+        let by_name: HashMap<String, Mnemonic> =
+            Mnemonic::values().map(|v| (format!("{v:?}").to_lowercase(), v)).collect();
+        SSE.iter()
+            .chain(V2)
+            .filter_map(|&m| by_name.get(&format!("v{}", format!("{m:?}").to_lowercase())).map(|&v| (v, m)))
+            .collect()
+    })
+}
+
+/// Whether `m` is an AVX or AVX2 vector instruction the lifter implements.
+pub fn is_avx(m: Mnemonic) -> bool {
+    AVX_ONLY.contains(&m) || vex_forms().contains_key(&m)
+}
+
+/// The SSE mnemonic whose VEX form `m` is, if any (vpaddd: paddd).
+fn sse_of(m: Mnemonic) -> Option<Mnemonic> {
+    vex_forms().get(&m).copied()
+}
+
+/// Whether an encoding's CPUID features are those of AVX and AVX2 (with
+/// the 128-bit VEX forms of AES-NI and pclmulqdq), not VAES and others.
+fn avx_features(code: Code) -> bool {
+    use iced_x86::CpuidFeature as F;
+    code.cpuid_features().iter().all(|f| matches!(f, F::AVX | F::AVX2 | F::AES | F::PCLMULQDQ))
+}
+
 /// Encodings left out on purpose: their result is undefined, or they are
 /// not what the mnemonic list means.
 const EXCLUDED: &[Code] = &[
@@ -467,6 +537,8 @@ enum Slot {
     Rm(usize),
     Xmm,
     RmXmm,
+    Ymm,
+    RmYmm,
     /// Memory only (lea, movhps...).
     Mem,
     /// moffs64 (`mov al, [abs64]`).
@@ -486,8 +558,10 @@ fn slot(kind: K) -> Option<Slot> {
         K::r16_reg | K::r16_rm | K::r16_opcode => S::Gpr(2),
         K::r32_reg | K::r32_rm | K::r32_opcode | K::r32_vvvv => S::Gpr(4),
         K::r64_reg | K::r64_rm | K::r64_opcode | K::r64_vvvv => S::Gpr(8),
-        K::xmm_reg | K::xmm_rm => S::Xmm,
+        K::xmm_reg | K::xmm_rm | K::xmm_vvvv | K::xmm_is4 => S::Xmm,
         K::xmm_or_mem => S::RmXmm,
+        K::ymm_reg | K::ymm_rm | K::ymm_vvvv | K::ymm_is4 => S::Ymm,
+        K::ymm_or_mem => S::RmYmm,
         K::mem => S::Mem,
         K::mem_offs => S::MemOffs,
         K::al => S::Fixed(Register::AL),
@@ -605,7 +679,7 @@ fn is_shift(m: Mnemonic) -> bool {
 
 /// Immediates to try for an immediate slot of `bits` (0: the constant 1)
 /// in an instruction of mnemonic `m` whose first operand has `width` bits.
-fn immediates(m: Mnemonic, bits: u32, width: u32, rng: &mut Rng) -> Vec<i64> {
+fn immediates(m: Mnemonic, vex: bool, bits: u32, width: u32, rng: &mut Rng) -> Vec<i64> {
     use Mnemonic as M;
     let w = i64::from(width);
     let random = |rng: &mut Rng| -> i64 {
@@ -624,7 +698,14 @@ fn immediates(m: Mnemonic, bits: u32, width: u32, rng: &mut Rng) -> Vec<i64> {
         M::Shld | M::Shrd => vec![0, 1, w / 2 + 1, w - 1, 33],
         M::Bt | M::Bts | M::Btr | M::Btc => vec![0, 5, w - 1, w + 3, 0xff],
         M::Imul => vec![random(rng), -1, 2],
+        // VEX compares have 32 predicates.
+        M::Cmpss | M::Cmpsd | M::Cmpps | M::Cmppd if vex => (0..32).collect(),
         M::Cmpss | M::Cmpsd | M::Cmpps | M::Cmppd => (0..8).collect(),
+        M::Vperm2f128 | M::Vperm2i128 => vec![0x00, 0x01, 0x20, 0x31, 0x13, 0x08, 0x80, 0x32, random(rng) & 0xff],
+        M::Vpermq | M::Vpermpd | M::Vpermilps | M::Vpermilpd | M::Vpblendd => {
+            vec![random(rng) & 0xff, 0x1b, 0xe4, 0x4e]
+        }
+        M::Vinsertf128 | M::Vinserti128 | M::Vextractf128 | M::Vextracti128 => vec![0, 1, 0xfe],
         M::Pshufd | M::Pshuflw | M::Pshufhw | M::Shufps | M::Shufpd => vec![random(rng) & 0xff, 0x1b],
         M::Psllw | M::Psrlw | M::Psraw => vec![0, 1, 9, 15, 16, 0xc8],
         M::Pslld | M::Psrld | M::Psrad => vec![0, 1, 17, 31, 32, 0xc8],
@@ -674,13 +755,22 @@ fn immediates(m: Mnemonic, bits: u32, width: u32, rng: &mut Rng) -> Vec<i64> {
 pub fn all(layout: &Layout) -> Vec<Form> {
     let mut forms = Vec::new();
     let mut seen = HashSet::new();
-    let wanted: HashSet<Mnemonic> =
-        INTEGER.iter().chain(SETCC).chain(CMOVCC).chain(SSE).chain(V2).chain(V3_SCALAR).copied().collect();
+    let wanted: HashSet<Mnemonic> = INTEGER
+        .iter()
+        .chain(SETCC)
+        .chain(CMOVCC)
+        .chain(SSE)
+        .chain(V2)
+        .chain(V3_SCALAR)
+        .chain(AVX_ONLY)
+        .chain(vex_forms().keys())
+        .copied()
+        .collect();
     for code in Code::values() {
         let op = code.op_code();
         let encoding_ok = match op.encoding() {
             EncodingKind::Legacy => true,
-            EncodingKind::VEX => V3_SCALAR.contains(&code.mnemonic()),
+            EncodingKind::VEX => V3_SCALAR.contains(&code.mnemonic()) || avx_features(code),
             _ => false,
         };
         if !encoding_ok || !op.mode64() || !op.is_instruction() || EXCLUDED.contains(&code) {
@@ -705,10 +795,13 @@ pub fn all(layout: &Layout) -> Vec<Form> {
 
 fn code_forms(code: Code, slots: &[Slot], layout: &Layout) -> Vec<Form> {
     let m = code.mnemonic();
-    let has_rm = slots.iter().any(|s| matches!(s, Slot::Rm(_) | Slot::RmXmm));
+    let has_rm = slots.iter().any(|s| matches!(s, Slot::Rm(_) | Slot::RmXmm | Slot::RmYmm));
     let mem_only = slots.iter().any(|s| matches!(s, Slot::Mem | Slot::MemOffs));
     let byte_regs = slots.iter().any(|s| matches!(s, Slot::Gpr(1) | Slot::Rm(1)));
-    let reg_count = slots.iter().filter(|s| matches!(s, Slot::Gpr(_) | Slot::Rm(_) | Slot::Xmm | Slot::RmXmm)).count();
+    let reg_count = slots
+        .iter()
+        .filter(|s| matches!(s, Slot::Gpr(_) | Slot::Rm(_) | Slot::Xmm | Slot::RmXmm | Slot::Ymm | Slot::RmYmm))
+        .count();
     let mut variants = Vec::new();
     let v = |regs, addr| Variant { regs, addr, lock: false };
     if !mem_only {
@@ -765,7 +858,8 @@ fn code_forms(code: Code, slots: &[Slot], layout: &Layout) -> Vec<Form> {
         });
         let imms = match imm_slot {
             Some(bits) => {
-                let all = immediates(m, bits, width, &mut rng);
+                let vex = code.op_code().encoding() == EncodingKind::VEX;
+                let all = immediates(sse_of(m).unwrap_or(m), vex, bits, width, &mut rng);
                 if vi == 0 || all.len() <= 2 {
                     all
                 } else {
@@ -796,7 +890,7 @@ fn build(code: Code, slots: &[Slot], variant: &Variant, imm: i64, layout: &Layou
     let mut used: Vec<Register> = vec![Register::RAX, Register::RCX, Register::RDX, Register::RSP];
     let same = rng.below(16) as usize;
     let mut regs = Vec::new();
-    let reg_slot_is_mem = |s: &Slot| variant.addr.is_some() && matches!(s, Slot::Rm(_) | Slot::RmXmm);
+    let reg_slot_is_mem = |s: &Slot| variant.addr.is_some() && matches!(s, Slot::Rm(_) | Slot::RmXmm | Slot::RmYmm);
     for (n, s) in slots.iter().enumerate() {
         let n = n as u32;
         let r = match *s {
@@ -808,20 +902,21 @@ fn build(code: Code, slots: &[Slot], variant: &Variant, imm: i64, layout: &Layou
                     gpr(k, size)
                 }
             }
-            Slot::Xmm | Slot::RmXmm if !reg_slot_is_mem(s) => {
+            Slot::Xmm | Slot::RmXmm | Slot::Ymm | Slot::RmYmm if !reg_slot_is_mem(s) => {
                 let k = match variant.regs {
                     Regs::Rex => 8 + rng.below(8) as usize,
                     Regs::Same => same,
                     _ => rng.below(8) as usize,
                 };
-                reg_at(Register::XMM0, k)
+                let first = if matches!(s, Slot::Ymm | Slot::RmYmm) { Register::YMM0 } else { Register::XMM0 };
+                reg_at(first, k)
             }
             Slot::Fixed(r) => r,
             _ => continue,
         };
         insn.set_op_kind(n, OpKind::Register);
         insn.set_op_register(n, r);
-        if !r.is_xmm() {
+        if !r.is_xmm() && !r.is_ymm() {
             used.push(r.full_register());
             regs.push(r);
         }
@@ -834,12 +929,10 @@ fn build(code: Code, slots: &[Slot], variant: &Variant, imm: i64, layout: &Layou
                 insn.set_op_kind(n, kind);
                 insn.set_immediate_i64(n, imm);
             }
-            Slot::Rm(_) | Slot::RmXmm | Slot::Mem | Slot::MemOffs if variant.addr.is_some() => {
+            Slot::Rm(_) | Slot::RmXmm | Slot::RmYmm | Slot::Mem | Slot::MemOffs if variant.addr.is_some() => {
                 insn.set_op_kind(n, OpKind::Memory);
                 let size = code_memory_size(code);
-                let unaligned = matches!(m, Mnemonic::Movdqu | Mnemonic::Movups | Mnemonic::Movupd | Mnemonic::Lddqu);
-                let xmm = slots.iter().any(|s| matches!(s, Slot::Xmm | Slot::RmXmm));
-                align = if size == 16 && (m == Mnemonic::Cmpxchg16b || (xmm && !unaligned)) { 16 } else { 1 };
+                align = memory_alignment(code, slots, size);
                 set_memory(&mut insn, variant.addr.expect("memory variant"), &used, size.max(1), align, layout, rng)?;
             }
             _ => {}
@@ -856,6 +949,25 @@ fn build(code: Code, slots: &[Slot], variant: &Variant, imm: i64, layout: &Layou
     let decoded = decode(&bytes, layout.insn)?;
     let string = false;
     Some(Form { text: format_insn(&decoded), bytes, insn: decoded, code: format!("{code:?}"), align, string })
+}
+
+/// The alignment an encoding's memory operand of `size` bytes needs (a
+/// misaligned one faults): m128 of the legacy SSE forms but the unaligned
+/// moves, and cmpxchg16b; of the VEX forms only the aligned moves'.
+fn memory_alignment(code: Code, slots: &[Slot], size: u64) -> u64 {
+    use Mnemonic as M;
+    let m = code.mnemonic();
+    if code.op_code().encoding() == EncodingKind::VEX {
+        let aligned = [M::Vmovaps, M::Vmovapd, M::Vmovdqa, M::Vmovntps, M::Vmovntpd, M::Vmovntdq, M::Vmovntdqa];
+        return if aligned.contains(&m) { size } else { 1 };
+    }
+    let unaligned = matches!(m, M::Movdqu | M::Movups | M::Movupd | M::Lddqu);
+    let xmm = slots.iter().any(|s| matches!(s, Slot::Xmm | Slot::RmXmm));
+    if size == 16 && (m == M::Cmpxchg16b || (xmm && !unaligned)) {
+        16
+    } else {
+        1
+    }
 }
 
 /// The size of an encoding's memory operand.
@@ -965,6 +1077,7 @@ pub fn uncovered(forms: &[Form]) -> Vec<Mnemonic> {
         .chain(CMOVCC)
         .chain(SSE)
         .chain(V2)
+        .chain(AVX_ONLY)
         .chain(&strings)
         .copied()
         .filter(|m| !have.contains(m))

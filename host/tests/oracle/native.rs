@@ -21,11 +21,11 @@
 //!
 //! The prologue saves the host's callee-saved registers, rsp and MXCSR in
 //! the frame (RIP-relative), sets MXCSR to the guest's 0x1f80, loads the
-//! XMM registers, the flags (push + popfq on the host stack, before rsp is
+//! XMM registers and the YMM upper halves, the flags (push + popfq on the host stack, before rsp is
 //! switched) and all sixteen GPRs (rsp last), and jumps to the instruction.
 //! The epilogue stores the GPRs, restores the host rsp, stores the flags
-//! (pushfq + pop, on the host stack), the XMM registers and MXCSR, clears
-//! DF and restores the host's registers before returning.
+//! (pushfq + pop, on the host stack), the XMM registers, the YMM upper halves
+//! (then vzeroupper) and MXCSR, clears DF and restores the host's registers before returning.
 
 use std::cell::Cell;
 use std::ptr;
@@ -53,6 +53,9 @@ struct Frame {
     out_fx: [u8; 512],
     in_xmm: [u128; 16],
     out_xmm: [u128; 16],
+    /// The upper halves of ymm0-15.
+    in_ymm_hi: [u128; 16],
+    out_ymm_hi: [u128; 16],
     in_gpr: [u64; 16],
     out_gpr: [u64; 16],
     in_rflags: u64,
@@ -142,6 +145,10 @@ fn gpr64(i: usize) -> Register {
 
 fn xmm(i: usize) -> Register {
     Register::values().nth(Register::XMM0 as usize + i).expect("an XMM register")
+}
+
+fn ymm(i: usize) -> Register {
+    Register::values().nth(Register::YMM0 as usize + i).expect("a YMM register")
 }
 
 /// A tiny assembler: encodes instructions one after another from `ip`.
@@ -257,6 +264,8 @@ impl Runner {
         let out_gpr = self.field(offset_of!(Frame, out_gpr));
         let in_xmm = self.field(offset_of!(Frame, in_xmm));
         let out_xmm = self.field(offset_of!(Frame, out_xmm));
+        let in_ymm_hi = self.field(offset_of!(Frame, in_ymm_hi));
+        let out_ymm_hi = self.field(offset_of!(Frame, out_ymm_hi));
         let in_rflags = self.field(offset_of!(Frame, in_rflags));
         let out_rflags = self.field(offset_of!(Frame, out_rflags));
         let host_mxcsr = self.field(offset_of!(Frame, host_mxcsr));
@@ -275,6 +284,13 @@ impl Runner {
         a.emit(Instruction::with1(Code::Ldmxcsr_m32, at(guest_mxcsr)));
         for n in 0..16 {
             a.emit(Instruction::with2(Code::Movdqa_xmm_xmmm128, xmm(n), at(in_xmm + 16 * n as u64)));
+            a.emit(Instruction::with4(
+                Code::VEX_Vinserti128_ymm_ymm_xmmm128_imm8,
+                ymm(n),
+                ymm(n),
+                at(in_ymm_hi + 16 * n as u64),
+                1,
+            ));
         }
         // The flags go through the host stack, before rsp is switched.
         a.emit(Instruction::with1(Code::Push_rm64, at(in_rflags)));
@@ -297,7 +313,15 @@ impl Runner {
         a.emit(Instruction::with1(Code::Pop_rm64, at(out_rflags)));
         for n in 0..16 {
             a.emit(Instruction::with2(Code::Movdqa_xmmm128_xmm, at(out_xmm + 16 * n as u64), xmm(n)));
+            a.emit(Instruction::with3(
+                Code::VEX_Vextracti128_xmmm128_ymm_imm8,
+                at(out_ymm_hi + 16 * n as u64),
+                ymm(n),
+                1,
+            ));
         }
+        // Clean upper halves again for the host's own SSE code.
+        a.emit(Ok(Instruction::with(Code::VEX_Vzeroupper)));
         a.emit(Instruction::with1(Code::Stmxcsr_m32, at(out_mxcsr)));
         a.emit(Instruction::with1(Code::Fxsave64_m512byte, at(out_fx)));
         a.emit(Ok(Instruction::with(Code::Fninit)));
@@ -371,6 +395,7 @@ impl Runner {
         unsafe {
             (*f).in_gpr = init.gpr;
             (*f).in_xmm = init.xmm;
+            (*f).in_ymm_hi = init.ymm_hi;
             // Only the six status flags, DF and the reserved bit 1: never
             // TF or AC, which would trap or fault the host code after.
             (*f).in_rflags = init.rflags() & 0x0ed7;
@@ -401,6 +426,7 @@ impl Runner {
         unsafe {
             state.gpr = (*f).out_gpr;
             state.xmm = (*f).out_xmm;
+            state.ymm_hi = (*f).out_ymm_hi;
             state.set_rflags((*f).out_rflags);
             state.mxcsr = (*f).out_mxcsr;
             x87_from_image(&mut state, &(*f).out_fx);

@@ -250,21 +250,21 @@ fn gpr_slot(r: Register) -> (usize, u32) {
     (r.full_register().number(), if high { 8 } else { 0 })
 }
 
+/// A register's value (an XMM or YMM register: its low 128 bits).
 pub fn get_reg(st: &GuestState, r: Register) -> u128 {
-    if r.is_xmm() {
+    if r.is_xmm() || r.is_ymm() {
         return st.xmm[r.number()];
     }
     let (i, shift) = gpr_slot(r);
     let bits = 8 * r.size() as u32;
     let v = st.gpr[i] >> shift;
-    // A YMM register (no GPR slot of its own) gets what release builds
-    // always computed here: the shift amount taken modulo 64.
     u128::from(if bits == 64 { v } else { v & (1u64.wrapping_shl(bits) - 1) })
 }
 
-/// Writes a register at its width; the other bits of the slot are kept.
+/// Writes a register at its width; the other bits of the slot are kept
+/// (an XMM or YMM register: its low 128 bits).
 pub fn set_reg(st: &mut GuestState, r: Register, v: u128) {
-    if r.is_xmm() {
+    if r.is_xmm() || r.is_ymm() {
         st.xmm[r.number()] = v;
         return;
     }
@@ -381,7 +381,7 @@ pub fn random_case(layout: &Layout, rip: u64, rng: &mut Rng) -> Case {
     for (k, f) in st.flags.iter_mut().take(7).enumerate() {
         *f = ((flags >> k) & 1) as u8;
     }
-    for x in st.xmm.iter_mut() {
+    for x in st.xmm.iter_mut().chain(st.ymm_hi.iter_mut()) {
         *x = xmm_bits(rng);
     }
     st.rip = rip;

@@ -147,7 +147,7 @@ pub fn undefined_result(insn: &Instruction, init: &GuestState) -> bool {
 }
 
 /// The destination register and lane width in bits of a dot product
-/// (`dpps`, `dppd`), whose NaN results differ between CPU models: the SDM
+/// (`dpps`, `dppd` and their VEX forms), whose NaN results differ between CPU models: the SDM
 /// sums the products in one order for every lane, and the lifter follows
 /// it, but some CPUs sum them in a different order per lane, so when two
 /// NaNs meet in the sums the lanes get different ones (seen on one of
@@ -157,8 +157,8 @@ pub fn undefined_result(insn: &Instruction, init: &GuestState) -> bool {
 /// is a NaN, only whether both are is compared ([`mask_model_nans`]).
 pub fn model_nans(insn: &Instruction) -> Option<(usize, u32)> {
     let lane = match insn.mnemonic() {
-        Mnemonic::Dpps => 32,
-        Mnemonic::Dppd => 64,
+        Mnemonic::Dpps | Mnemonic::Vdpps => 32,
+        Mnemonic::Dppd | Mnemonic::Vdppd => 64,
         _ => return None,
     };
     Some((insn.op0_register().number(), lane))
@@ -179,9 +179,10 @@ fn nan_lanes(x: u128, lane: u32) -> u128 {
 }
 
 /// The NaN lanes of the [`model_nans`] destination of `insn` in `state`,
-/// as a mask over the register (0 for other instructions).
-pub fn model_nan_lanes(insn: &Instruction, state: &GuestState) -> u128 {
-    model_nans(insn).map_or(0, |(reg, lane)| nan_lanes(state.xmm[reg], lane))
+/// as masks over the register's low and upper 128 bits (0 for other
+/// instructions).
+pub fn model_nan_lanes(insn: &Instruction, state: &GuestState) -> [u128; 2] {
+    model_nans(insn).map_or([0; 2], |(reg, lane)| [nan_lanes(state.xmm[reg], lane), nan_lanes(state.ymm_hi[reg], lane)])
 }
 
 /// Sets every bit of each NaN lane of a [`model_nans`] destination in
@@ -189,7 +190,9 @@ pub fn model_nan_lanes(insn: &Instruction, state: &GuestState) -> u128 {
 pub fn mask_model_nans(insn: &Instruction, native: &mut GuestState, lifted: &mut GuestState) {
     let Some((reg, _)) = model_nans(insn) else { return };
     for state in [native, lifted] {
-        state.xmm[reg] |= model_nan_lanes(insn, state);
+        let [low, high] = model_nan_lanes(insn, state);
+        state.xmm[reg] |= low;
+        state.ymm_hi[reg] |= high;
     }
 }
 

@@ -6,7 +6,7 @@ use aarchx_ir::{Builder, Reg, TrapKind, Value};
 use aarchx_pass::CpuLevel;
 use iced_x86::{ConditionCode, CpuidFeature, Instruction, Mnemonic, OpKind};
 
-use super::operand::L;
+use super::operand::{Vex, L};
 use super::string::StrOp;
 
 /// What lifting one instruction did.
@@ -56,7 +56,7 @@ fn level_of(i: &Instruction) -> CpuLevel {
 /// tzcnt and lzcnt, which a CPU without BMI1 or LZCNT runs as bsf and bsr
 /// (it ignores their 0xf3 prefix).
 pub fn lift(b: &mut Builder<'_>, i: &Instruction, level: CpuLevel) -> Outcome {
-    let mut l = L { b, i };
+    let mut l = L { b, i, vex: Vex::default() };
     use Mnemonic as M;
     let m = i.mnemonic();
     if level_of(i) > level {

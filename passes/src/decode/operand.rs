@@ -3,12 +3,16 @@
 //! effective addresses, immediates, and small IR-building shorthands.
 
 use aarchx_ir::{Builder, IntCond, Opcode, Reg, Type, Value};
+
+pub use super::sse::Vex;
 use iced_x86::{Instruction, OpKind, Register};
 
 /// The lifter's context for one guest instruction.
 pub struct L<'a, 'r> {
     pub b: &'a mut Builder<'r>,
     pub i: &'a Instruction,
+    /// How the vector instructions see their operands (VEX forms).
+    pub vex: Vex,
 }
 
 /// The integer type of an operand of `bytes` bytes.
@@ -33,8 +37,10 @@ fn gpr_slot(reg: Register) -> (Reg, u32) {
     (Reg::gpr((full as usize - Register::RAX as usize) as u8), if high { 8 } else { 0 })
 }
 
-pub fn xmm_slot(reg: Register) -> Reg {
-    Reg::xmm((reg as usize - Register::XMM0 as usize) as u8)
+/// The number of an XMM or YMM register (xmm3 and ymm3: 3).
+pub fn vec_num(reg: Register) -> u8 {
+    let first = if reg.is_ymm() { Register::YMM0 } else { Register::XMM0 };
+    (reg as usize - first as usize) as u8
 }
 
 impl L<'_, '_> {

@@ -4,8 +4,9 @@ use crate::types::Type;
 
 /// A guest register: a slot of [`crate::GuestState`]. Encoded in an
 /// instruction's `aux` field as a `u16`:
-/// 0..=15 GPRs (x86 encoding order), 16..=22 flags, 32..=47 XMM registers,
-/// 48.. special registers.
+/// 0..=15 GPRs (x86 encoding order), 16..=22 flags, 32..=47 XMM registers
+/// (the low 128 bits of ymm0-15), 48.. special registers, 64..=79 the upper
+/// 128 bits of ymm0-15 (`ymmh0`..`ymmh15`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Reg(pub u16);
 
@@ -20,6 +21,7 @@ pub const SPECIAL_NAMES: [&str; 7] = ["fs_base", "gs_base", "mxcsr", "fpcw", "fp
 const FLAG0: u16 = 16;
 const XMM0: u16 = 32;
 const SPECIAL0: u16 = 48;
+const YMMH0: u16 = 64;
 
 impl Reg {
     pub const RAX: Reg = Reg(0);
@@ -49,6 +51,10 @@ impl Reg {
     /// Scratch: the address of that operation's memory operand.
     pub const X87_ADDR: Reg = Reg(SPECIAL0 + 6);
 
+    /// One past the highest register number: a table indexed by `Reg.0`
+    /// of this length covers every register.
+    pub const SLOTS: usize = YMMH0 as usize + 16;
+
     /// The six status flags the arithmetic instructions write.
     pub const STATUS_FLAGS: [Reg; 6] = [Reg::CF, Reg::PF, Reg::AF, Reg::ZF, Reg::SF, Reg::OF];
 
@@ -62,12 +68,19 @@ impl Reg {
         Reg(XMM0 + u16::from(n))
     }
 
+    /// The upper 128 bits of ymm`n` (its low half is [`Reg::xmm`]).
+    pub fn ymm_hi(n: u8) -> Reg {
+        debug_assert!(n < 16);
+        Reg(YMMH0 + u16::from(n))
+    }
+
     /// Every valid register, in encoding order.
     pub fn all() -> impl Iterator<Item = Reg> {
         (0..16)
             .chain(FLAG0..FLAG0 + 7)
             .chain(XMM0..XMM0 + 16)
             .chain(SPECIAL0..SPECIAL0 + SPECIAL_NAMES.len() as u16)
+            .chain(YMMH0..YMMH0 + 16)
             .map(Reg)
     }
 
@@ -90,13 +103,18 @@ impl Reg {
         (XMM0..XMM0 + 16).contains(&self.0).then(|| usize::from(self.0 - XMM0))
     }
 
+    #[inline]
+    pub fn as_ymm_hi(self) -> Option<usize> {
+        (YMMH0..YMMH0 + 16).contains(&self.0).then(|| usize::from(self.0 - YMMH0))
+    }
+
     /// The type `get` of this register yields, or `None` for an invalid one.
     pub fn ty(self) -> Option<Type> {
         if self.as_gpr().is_some() {
             Some(Type::I64)
         } else if self.as_flag().is_some() {
             Some(Type::I1)
-        } else if self.as_xmm().is_some() {
+        } else if self.as_xmm().is_some() || self.as_ymm_hi().is_some() {
             Some(Type::V128)
         } else {
             match self {
@@ -108,7 +126,7 @@ impl Reg {
         }
     }
 
-    /// The text name (`rax`, `cf`, `xmm3`, `fs_base`); `None` if invalid.
+    /// The text name (`rax`, `cf`, `xmm3`, `ymmh3`, `fs_base`).
     pub fn write_name(self, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
         if let Some(g) = self.as_gpr() {
             out.write_str(GPR_NAMES[g])
@@ -116,6 +134,8 @@ impl Reg {
             out.write_str(FLAG_NAMES[f])
         } else if let Some(x) = self.as_xmm() {
             write!(out, "xmm{x}")
+        } else if let Some(x) = self.as_ymm_hi() {
+            write!(out, "ymmh{x}")
         } else if (SPECIAL0..SPECIAL0 + SPECIAL_NAMES.len() as u16).contains(&self.0) {
             out.write_str(SPECIAL_NAMES[usize::from(self.0 - SPECIAL0)])
         } else {
@@ -133,8 +153,12 @@ impl Reg {
         if let Some(i) = SPECIAL_NAMES.iter().position(|n| *n == s) {
             return Some(Reg(SPECIAL0 + i as u16));
         }
-        let n: u16 = s.strip_prefix("xmm")?.parse().ok()?;
-        (n < 16).then_some(Reg(XMM0 + n))
+        let (first, digits) = match s.strip_prefix("ymmh") {
+            Some(d) => (YMMH0, d),
+            None => (XMM0, s.strip_prefix("xmm")?),
+        };
+        let n: u16 = digits.parse().ok()?;
+        (n < 16).then_some(Reg(first + n))
     }
 }
 

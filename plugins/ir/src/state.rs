@@ -33,6 +33,8 @@ pub struct GuestState {
     /// and its memory operand's address, set by the lifter before a call.
     pub x87_op: u32,
     pub x87_addr: u64,
+    /// The upper 128 bits of ymm0-15 (AVX); the low halves are `xmm`.
+    pub ymm_hi: [u128; 16],
 }
 
 impl Default for GuestState {
@@ -53,6 +55,7 @@ impl Default for GuestState {
             _pad2: 0,
             x87_op: 0,
             x87_addr: 0,
+            ymm_hi: [0; 16],
         }
     }
 }
@@ -87,6 +90,7 @@ impl GuestState {
     pub const OFFSET_FPSW: usize = core::mem::offset_of!(GuestState, fpsw);
     pub const OFFSET_X87_OP: usize = core::mem::offset_of!(GuestState, x87_op);
     pub const OFFSET_X87_ADDR: usize = core::mem::offset_of!(GuestState, x87_addr);
+    pub const OFFSET_YMM_HI: usize = core::mem::offset_of!(GuestState, ymm_hi);
 
     /// Byte offset of a register's slot in the struct.
     pub fn offset_of(reg: Reg) -> usize {
@@ -96,6 +100,8 @@ impl GuestState {
             Self::OFFSET_FLAGS + f
         } else if let Some(x) = reg.as_xmm() {
             Self::OFFSET_XMM + 16 * x
+        } else if let Some(x) = reg.as_ymm_hi() {
+            Self::OFFSET_YMM_HI + 16 * x
         } else {
             match reg {
                 Reg::FS_BASE => Self::OFFSET_FS_BASE,
@@ -118,6 +124,8 @@ impl GuestState {
             u128::from(self.flags[f] & 1)
         } else if let Some(x) = reg.as_xmm() {
             self.xmm[x]
+        } else if let Some(x) = reg.as_ymm_hi() {
+            self.ymm_hi[x]
         } else {
             match reg {
                 Reg::FS_BASE => u128::from(self.fs_base),
@@ -140,6 +148,8 @@ impl GuestState {
             self.flags[f] = (v & 1) as u8;
         } else if let Some(x) = reg.as_xmm() {
             self.xmm[x] = v;
+        } else if let Some(x) = reg.as_ymm_hi() {
+            self.ymm_hi[x] = v;
         } else {
             match reg {
                 Reg::FS_BASE => self.fs_base = v as u64,
@@ -185,7 +195,8 @@ mod tests {
         assert_eq!(GuestState::OFFSET_FPSW, 560);
         assert_eq!(GuestState::OFFSET_X87_OP, 564);
         assert_eq!(GuestState::OFFSET_X87_ADDR, 568);
-        assert_eq!(core::mem::size_of::<GuestState>(), 576);
+        assert_eq!(GuestState::OFFSET_YMM_HI, 576);
+        assert_eq!(core::mem::size_of::<GuestState>(), 832);
     }
 
     #[test]

@@ -298,19 +298,45 @@ impl Lowerer<'_> {
         self.ldq(1, d.arg(1));
         // Lane masks; the negated predicates are their complements. fcmeq
         // is quiet, fcmgt and fcmge signal on any NaN, as cmpps's eq and
-        // lt/le do; the other variants are not lowered for vectors.
-        let negate = matches!(cond, FloatCond::Une | FloatCond::Nlt | FloatCond::Nle | FloatCond::Uno);
+        // lt/le do. The quiet lt/le compare the operands with their NaN
+        // lanes cleared (no exception there) and clear those lanes of the
+        // result; the signalling eq is a >= b and b >= a, the signalling
+        // uno the complement of a >= b or b > a.
+        use FloatCond as C;
+        let negate = matches!(cond, C::Une | C::Nlt | C::Nle | C::Uno | C::NltQ | C::NleQ | C::UnoS);
         match cond {
-            FloatCond::Eq | FloatCond::Une => vfp3!(self, ty, fcmeq, 3, 0, 1),
-            FloatCond::Lt | FloatCond::Nlt => vfp3!(self, ty, fcmgt, 3, 1, 0),
-            FloatCond::Le | FloatCond::Nle => vfp3!(self, ty, fcmge, 3, 1, 0),
-            FloatCond::Ord | FloatCond::Uno => {
+            C::Eq | C::Une => vfp3!(self, ty, fcmeq, 3, 0, 1),
+            C::Lt | C::Nlt => vfp3!(self, ty, fcmgt, 3, 1, 0),
+            C::Le | C::Nle => vfp3!(self, ty, fcmge, 3, 1, 0),
+            C::Ord | C::Uno => {
                 vfp3!(self, ty, fcmeq, VT0, 0, 0);
                 vfp3!(self, ty, fcmeq, VT1, 1, 1);
                 a64!(self.ops; and V(3).B16, V(VT0).B16, V(VT1).B16);
             }
-            FloatCond::LtQ | FloatCond::LeQ | FloatCond::NltQ | FloatCond::NleQ | FloatCond::EqS | FloatCond::UnoS => {
-                return false
+            C::LtQ | C::NltQ | C::LeQ | C::NleQ => {
+                vfp3!(self, ty, fcmeq, VT0, 0, 0);
+                vfp3!(self, ty, fcmeq, VT1, 1, 1);
+                a64!(self.ops
+                    ; and V(VT0).B16, V(VT0).B16, V(VT1).B16
+                    ; and V(VT1).B16, V(1).B16, V(VT0).B16
+                    ; and V(3).B16, V(0).B16, V(VT0).B16
+                );
+                if matches!(cond, C::LtQ | C::NltQ) {
+                    vfp3!(self, ty, fcmgt, 3, VT1, 3);
+                } else {
+                    vfp3!(self, ty, fcmge, 3, VT1, 3);
+                }
+                a64!(self.ops; and V(3).B16, V(3).B16, V(VT0).B16);
+            }
+            C::EqS => {
+                vfp3!(self, ty, fcmge, VT0, 0, 1);
+                vfp3!(self, ty, fcmge, VT1, 1, 0);
+                a64!(self.ops; and V(3).B16, V(VT0).B16, V(VT1).B16);
+            }
+            C::UnoS => {
+                vfp3!(self, ty, fcmge, VT0, 0, 1);
+                vfp3!(self, ty, fcmgt, VT1, 1, 0);
+                a64!(self.ops; orr V(3).B16, V(VT0).B16, V(VT1).B16);
             }
         }
         if negate {

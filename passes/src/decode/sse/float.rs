@@ -3,7 +3,7 @@
 //! src)`, with the scalar conversions into XMM) forms, the ordered and
 //! unordered compares into flags, and the float to GPR conversions.
 
-use aarchx_ir::{FloatCond, Opcode, Reg, Type};
+use aarchx_ir::{FloatCond, Opcode, Reg, Type, Value};
 use iced_x86::Mnemonic;
 
 use super::super::lift::Outcome;
@@ -84,6 +84,65 @@ pub(super) fn scalar_op(m: Mnemonic) -> Option<(Opcode, Type)> {
 }
 
 impl L<'_, '_> {
+    /// cmpps/cmpss predicate `p` on `a` and `b` (of `ty`): 0-7 are the
+    /// SSE predicates, one `fcmp` each; VEX adds 8-31: 8-15 are the
+    /// remaining outcomes (operands swapped, or two compares combined)
+    /// and 16-31 repeat 0-15 with the other exception behaviour (quiet
+    /// where signalling, signalling where quiet).
+    pub(super) fn xfcmp(&mut self, ty: Type, p: u16, a: Value, b: Value) -> Value {
+        use FloatCond as C;
+        let mask = if ty.lanes() > 1 { Type::V128 } else { Type::I1 };
+        let one = |l: &mut Self, c: C, x: Value, y: Value| l.b.fcmp(c, ty, x, y);
+        let not = |l: &mut Self, v: Value| l.un(Opcode::Not, mask, v);
+        // The condition of predicates 0-15, or its counterpart for 16-31.
+        let pick = |low: C, high: C| if p & 16 == 0 { low } else { high };
+        match p & 15 {
+            0 => one(self, pick(C::Eq, C::EqS), a, b),
+            1 => one(self, pick(C::Lt, C::LtQ), a, b),
+            2 => one(self, pick(C::Le, C::LeQ), a, b),
+            3 => one(self, pick(C::Uno, C::UnoS), a, b),
+            5 => one(self, pick(C::Nlt, C::NltQ), a, b),
+            6 => one(self, pick(C::Nle, C::NleQ), a, b),
+            // neq_uq / neq_us, ord_q / ord_s: quiet ones direct, signalling ones negated.
+            4 if p & 16 == 0 => one(self, C::Une, a, b),
+            4 => {
+                let e = one(self, C::EqS, a, b);
+                not(self, e)
+            }
+            7 if p & 16 == 0 => one(self, C::Ord, a, b),
+            7 => {
+                let u = one(self, C::UnoS, a, b);
+                not(self, u)
+            }
+            // nge, ngt, ge, gt: nle, nlt, le, lt with the operands swapped.
+            9 => one(self, pick(C::Nle, C::NleQ), b, a),
+            10 => one(self, pick(C::Nlt, C::NltQ), b, a),
+            13 => one(self, pick(C::Le, C::LeQ), b, a),
+            14 => one(self, pick(C::Lt, C::LtQ), b, a),
+            // eq_uq / eq_us: equal or unordered.
+            8 => {
+                let (eq, uno) = (pick(C::Eq, C::EqS), pick(C::Uno, C::UnoS));
+                let e = one(self, eq, a, b);
+                let u = one(self, uno, a, b);
+                self.bin(Opcode::Or, mask, e, u)
+            }
+            // neq_oq / neq_os: ordered and not equal: less or greater.
+            12 => {
+                let lt = pick(C::LtQ, C::Lt);
+                let l = one(self, lt, a, b);
+                let g = one(self, lt, b, a);
+                self.bin(Opcode::Or, mask, l, g)
+            }
+            // false / true: a compare for its exceptions, and its result with its negation.
+            _ => {
+                let e = one(self, pick(C::Eq, C::EqS), a, b);
+                let n = not(self, e);
+                let op = if p & 15 == 11 { Opcode::And } else { Opcode::Or };
+                self.bin(op, mask, e, n)
+            }
+        }
+    }
+
     /// ucomiss/ucomisd/comiss/comisd: ZF PF CF = 111 unordered, 000
     /// greater, 001 less, 100 equal; OF SF AF cleared. The two differ in
     /// their exceptions: comi signals invalid on any NaN, ucomi only on a

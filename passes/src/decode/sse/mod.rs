@@ -2,7 +2,8 @@
 //! packed float arithmetic, compares, shuffles and conversions; and the
 //! vector instructions of x86-64-v2 (SSE3, SSSE3, SSE4.1, SSE4.2), in the
 //! tables where they fit, in [`v2`] where they do not, and the string
-//! compares in [`string_compare`]. Only the XMM
+//! compares in [`string_compare`]; their VEX forms (AVX, AVX2) through the
+//! operand view of [`avx`]. Only the XMM and YMM
 //! forms: an MMX (mm register) operand makes any of them unsupported.
 //!
 //! Most instructions share one of three shapes and are table-driven:
@@ -12,19 +13,28 @@
 //! the lane-wise shifts ([`int::shift_op`]). The rest are moves
 //! ([`moves`]) and a few float/integer bridges ([`float`]).
 //!
+//! The methods here name operands by their legacy (SSE) position: 0 the
+//! destination, which two-operand forms also read, 1 the source. A VEX
+//! form with a second source (vvvv) reads position 0 from its operand 1
+//! and 1 from its operand 2 ([`L::src_op`]), and a 256-bit form runs the
+//! same code once per 128-bit half ([`avx`]).
+//!
 //! All lifter methods share `L`'s namespace, so the ones here start with `x`.
 
+mod avx;
 mod float;
 mod int;
 mod moves;
 mod string_compare;
 mod v2;
 
-use aarchx_ir::{InstData, Opcode, Type, Value};
-use iced_x86::{Mnemonic, OpKind};
+use aarchx_ir::{InstData, Opcode, Reg, Type, Value};
+use iced_x86::{EncodingKind, Mnemonic, OpKind};
 
 use super::lift::Outcome;
-use super::operand::{int_type, xmm_slot, L};
+use super::operand::{int_type, vec_num, L};
+
+pub use avx::Vex;
 
 /// The vector shape whose lanes are the scalar type `lane`.
 fn shape(lane: Type) -> Type {
@@ -40,8 +50,17 @@ fn shape(lane: Type) -> Type {
 }
 
 impl L<'_, '_> {
-    /// Lifts an SSE/SSE2 instruction; anything else is unsupported.
+    /// Lifts an SSE instruction or its VEX form; anything else is unsupported.
     pub fn sse(&mut self, m: Mnemonic) -> Outcome {
+        if self.i.encoding() == EncodingKind::VEX {
+            return self.avx(m);
+        }
+        self.xlift(m)
+    }
+
+    /// Lifts an SSE instruction (`m` the legacy mnemonic) through the
+    /// current operand view.
+    fn xlift(&mut self, m: Mnemonic) -> Outcome {
         if !self.xoperands_ok() {
             return Outcome::Unsupported;
         }
@@ -91,50 +110,97 @@ impl L<'_, '_> {
         }
     }
 
-    /// Whether every register operand is an XMM register or a GPR (so no
-    /// MMX form, nor anything else that reaches here by mnemonic).
+    /// Whether every register operand is an XMM or YMM register or a GPR
+    /// (so no MMX form, nor anything else that reaches here by mnemonic).
     fn xoperands_ok(&self) -> bool {
         (0..self.i.op_count()).all(|n| {
             self.i.op_kind(n) != OpKind::Register || {
                 let r = self.i.op_register(n);
-                r.is_xmm() || r.is_gpr()
+                r.is_xmm() || r.is_ymm() || r.is_gpr()
             }
         })
     }
 
-    /// Whether operand `n` is an XMM register.
-    fn is_xreg(&self, n: u32) -> bool {
-        self.i.op_kind(n) == OpKind::Register && self.i.op_register(n).is_xmm()
+    /// The instruction's operand that legacy position `n` reads.
+    fn src_op(&self, n: u32) -> u32 {
+        n + u32::from(self.vex.nds)
     }
 
-    /// The trailing imm8 operand, if there is one.
+    /// The instruction's operand at legacy position `n` as a destination
+    /// or as a kind (register or memory): position 0 is operand 0.
+    fn dst_op(&self, n: u32) -> u32 {
+        if n == 0 {
+            0
+        } else {
+            self.src_op(n)
+        }
+    }
+
+    /// Whether the instruction's operand `k` is a vector register.
+    fn is_vreg(&self, k: u32) -> bool {
+        self.i.op_kind(k) == OpKind::Register && {
+            let r = self.i.op_register(k);
+            r.is_xmm() || r.is_ymm()
+        }
+    }
+
+    /// Whether legacy operand `n` is a vector register.
+    fn is_xreg(&self, n: u32) -> bool {
+        self.is_vreg(self.dst_op(n))
+    }
+
+    /// The trailing imm8 operand, if there is one, as the current half of
+    /// a 256-bit form sees it.
     fn ximm8(&self) -> Option<u16> {
         let last = self.i.op_count().checked_sub(1)?;
-        (self.i.op_kind(last) == OpKind::Immediate8).then(|| u16::from(self.i.immediate8()))
+        (self.i.op_kind(last) == OpKind::Immediate8).then(|| self.vex.imm(self.i.immediate8()))
     }
 
-    /// Operand `n` as a 128-bit vector: an XMM register, or memory of the
-    /// operand's size (m128, or m64/m32 zero-extended).
+    /// Legacy operand `n` read as a 128-bit vector (see [`L::vget`]).
     fn xget(&mut self, n: u32) -> Value {
-        if self.is_xreg(n) {
-            return self.b.get(xmm_slot(self.i.op_register(n)));
-        }
-        let a = self.addr();
-        match int_type(self.i.memory_size().size()) {
-            Type::I128 => self.b.load(Type::V128, a),
-            ty => {
-                let v = self.b.load(ty, a);
-                self.xzero_ext(v, ty)
-            }
-        }
+        self.vget(self.src_op(n))
     }
 
-    /// Writes the vector `v` to operand `n`: an XMM register or m128.
-    fn xset(&mut self, n: u32, v: Value) {
-        if self.is_xreg(n) {
-            self.b.set(xmm_slot(self.i.op_register(n)), v);
+    /// The instruction's operand `k` as a 128-bit vector: an XMM register,
+    /// the current half of a YMM register, or memory of the operand's size
+    /// (the current half of m256, m128, or m64/m32 zero-extended). An XMM
+    /// or narrower source of a widening 256-bit form is seen by its upper
+    /// half as [`L::xwiden_half`] moves it.
+    fn vget(&mut self, k: u32) -> Value {
+        let v = if self.is_vreg(k) {
+            let r = self.i.op_register(k);
+            if r.is_ymm() {
+                return self.b.get(self.vex.slot(vec_num(r)));
+            }
+            self.b.get(Reg::xmm(vec_num(r)))
         } else {
-            let a = self.addr();
+            let size = self.i.memory_size().size();
+            let a = self.vex_addr(size);
+            match int_type(size) {
+                Type::I128 => self.b.load(Type::V128, a),
+                ty => {
+                    let v = self.b.load(ty, a);
+                    self.xzero_ext(v, ty)
+                }
+            }
+        };
+        self.xwiden_half(v)
+    }
+
+    /// Writes the vector `v` to legacy operand `n`: an XMM register (its
+    /// YMM half), or memory.
+    fn xset(&mut self, n: u32, v: Value) {
+        let k = self.dst_op(n);
+        if self.is_vreg(k) {
+            let r = self.i.op_register(k);
+            if r.is_ymm() {
+                let slot = self.vex.slot(vec_num(r));
+                self.vdefer(slot, v);
+            } else {
+                self.xset_xmm(vec_num(r), v);
+            }
+        } else {
+            let a = self.vex_addr(self.i.memory_size().size());
             self.b.store(Type::V128, a, v);
         }
     }
@@ -152,11 +218,12 @@ impl L<'_, '_> {
 
     /// The scalar `ty` of operand `n`: lane 0 of an XMM register, a GPR, or memory.
     fn xlow(&mut self, n: u32, ty: Type) -> Value {
-        if self.is_xreg(n) {
-            let v = self.xget(n);
+        let k = self.src_op(n);
+        if self.is_vreg(k) {
+            let v = self.vget(k);
             self.xlane(v, ty, 0)
         } else {
-            self.read(n, ty)
+            self.read(k, ty)
         }
     }
 
@@ -173,7 +240,8 @@ impl L<'_, '_> {
     fn xaux(&self, op: Opcode, aux: u16) -> u16 {
         match (op, self.ximm8()) {
             (_, None) => aux,
-            (Opcode::Fcmp, Some(p)) => p & 7,
+            // VEX compares have 32 predicates ([`L::xfcmp`]).
+            (Opcode::Fcmp, Some(p)) => p & if self.i.encoding() == EncodingKind::VEX { 31 } else { 7 },
             (Opcode::ByteShl | Opcode::ByteShr, Some(n)) => n.min(16),
             // pclmulqdq reads imm8 bits 0 and 4 only.
             (Opcode::Clmul, Some(imm)) => imm & 0x11,
@@ -184,6 +252,9 @@ impl L<'_, '_> {
     /// `op.ty` on `a` (the destination, for two-operand ops) and `b` (the
     /// source). `and_not` takes them reversed: x86's andn is `!dst & src`.
     fn xapply(&mut self, op: Opcode, ty: Type, aux: u16, a: Option<Value>, b: Value) -> Value {
+        if let (Opcode::Fcmp, Some(a)) = (op, a) {
+            return self.xfcmp(ty, aux, a, b);
+        }
         let args = match a {
             None => [b.0, 0, 0],
             Some(a) if op == Opcode::AndNot => [b.0, a.0, 0],
@@ -197,7 +268,7 @@ impl L<'_, '_> {
     /// when the only other operand is an immediate, as for pslldq).
     fn xpacked(&mut self, op: Opcode, ty: Type, aux: u16) -> Outcome {
         let aux = self.xaux(op, aux);
-        let src = u32::from(self.i.op_kind(1) != OpKind::Immediate8);
+        let src = u32::from(self.i.op_kind(self.src_op(1)) != OpKind::Immediate8);
         let b = self.xget(src);
         let a = (op.format().value_args() == 2).then(|| self.xget(0));
         let r = self.xapply(op, ty, aux, a, b);
@@ -212,7 +283,7 @@ impl L<'_, '_> {
         let src_ty = match op {
             Opcode::Fconvert if ty == Type::F64 => Type::F32,
             Opcode::Fconvert => Type::F64,
-            Opcode::SintToF => self.op_type(1),
+            Opcode::SintToF => self.op_type(self.src_op(1)),
             _ => ty,
         };
         let aux = self.xaux(op, 0);

@@ -39,7 +39,7 @@ impl L<'_, '_> {
             let s = self.xget(1);
             self.xlane(s, ty, src)
         } else {
-            self.read(1, ty)
+            self.read(self.src_op(1), ty)
         };
         if !self.is_xreg(0) {
             self.write(0, v);
@@ -68,7 +68,7 @@ impl L<'_, '_> {
     /// pinsrw xmm, r32/m16, imm8.
     pub(super) fn xpinsrw(&mut self) -> Outcome {
         let n = self.ximm8().unwrap_or(0) & 7;
-        let w = self.read(1, Type::I16);
+        let w = self.read(self.src_op(1), Type::I16);
         let d = self.xget(0);
         let r = self.xset_lane(d, w, n);
         self.xset(0, r);

@@ -7,7 +7,7 @@
 //! the ranges or the pattern.
 
 use aarchx_ir::{InstData, IntCond, Opcode, Reg, Type, Value};
-use iced_x86::{Mnemonic, Register};
+use iced_x86::Register;
 
 use super::super::operand::L;
 use super::shape;
@@ -59,10 +59,10 @@ impl Control {
 }
 
 impl L<'_, '_> {
-    /// pcmpXstrX: `explicit` for the e forms (lengths in eax and edx, rax
-    /// and rdx with REX.W), `index` for the i forms (ecx) rather than the
-    /// m forms (xmm0).
-    pub(super) fn xstring_compare(&mut self, explicit: bool, index: bool) {
+    /// pcmpXstrX: `explicit` the type of the e forms' lengths (i32: eax
+    /// and edx; i64 with REX.W: rax and rdx), `index` for the i forms (ecx)
+    /// rather than the m forms (xmm0).
+    pub(super) fn xstring_compare(&mut self, explicit: Option<Type>, index: bool) {
         let k = Control::new(self.ximm8().unwrap_or(0));
         let (a, b) = self.xpair();
         let (valid_a, short_a) = self.xvalid(k, explicit, a, Register::RAX);
@@ -87,7 +87,7 @@ impl L<'_, '_> {
             self.gpr_set(Register::ECX, i);
         } else {
             let m = if k.bit6 { res } else { self.xzero_ext(bits, Type::I32) };
-            self.b.set(Reg::xmm(0), m);
+            self.xset_xmm(0, m);
         }
         let zero = self.c(Type::I32, 0);
         let cf = self.icmp(IntCond::Ne, Type::I32, bits, zero);
@@ -105,9 +105,9 @@ impl L<'_, '_> {
     /// is not (an i1): those before the first null element, or the first
     /// `|len|` (at most all), `len` being `reg` (eax/edx, or rax/rdx with
     /// REX.W).
-    fn xvalid(&mut self, k: Control, explicit: bool, v: Value, reg: Register) -> (Value, Value) {
+    fn xvalid(&mut self, k: Control, explicit: Option<Type>, v: Value, reg: Register) -> (Value, Value) {
         let (ty, n) = (shape(k.lane()), k.n());
-        if !explicit {
+        let Some(t) = explicit else {
             let zero = self.xsplat(ty, 0);
             let null = self.xlanes_cmp(IntCond::Eq, ty, v, zero);
             // Lane j: a null at or below j (a prefix OR, doubling the reach).
@@ -122,9 +122,8 @@ impl L<'_, '_> {
             let none = self.xis_zero(null);
             let short = self.un(Opcode::Not, Type::I1, none);
             return (valid, short);
-        }
-        let wide = matches!(self.i.mnemonic(), Mnemonic::Pcmpestri64 | Mnemonic::Pcmpestrm64);
-        let (reg, t) = if wide { (reg, Type::I64) } else { (reg.full_register32(), Type::I32) };
+        };
+        let reg = if t == Type::I64 { reg } else { reg.full_register32() };
         let x = self.gpr_get(reg);
         let zero = self.c(t, 0);
         let neg = self.bin(Opcode::Sub, t, zero, x);

@@ -6,7 +6,7 @@
 //! dot products, minimum position, sums of absolute differences), each
 //! composed of the IR's lane-wise and whole-vector ops.
 
-use aarchx_ir::{IntCond, Opcode, Reg, Type, Value};
+use aarchx_ir::{IntCond, Opcode, Type, Value};
 use iced_x86::Mnemonic;
 
 use super::super::lift::Outcome;
@@ -71,7 +71,7 @@ impl L<'_, '_> {
             M::Pblendvb => self.xblendv(T::I8X16),
             M::Blendvps => self.xblendv(T::I32X4),
             M::Blendvpd => self.xblendv(T::I64X2),
-            M::Ptest => self.xptest(),
+            M::Ptest => return self.vtest(None),
             M::Pextrb => self.xextract(T::I8),
             M::Pextrd | M::Extractps => self.xextract(T::I32),
             M::Pextrq => self.xextract(T::I64),
@@ -96,10 +96,12 @@ impl L<'_, '_> {
             M::Dppd => self.xdot(T::F64),
             M::Phminposuw => self.xminpos(),
             M::Mpsadbw => self.xmpsadbw(),
-            M::Pcmpistri => self.xstring_compare(false, true),
-            M::Pcmpistrm => self.xstring_compare(false, false),
-            M::Pcmpestri | M::Pcmpestri64 => self.xstring_compare(true, true),
-            M::Pcmpestrm | M::Pcmpestrm64 => self.xstring_compare(true, false),
+            M::Pcmpistri => self.xstring_compare(None, true),
+            M::Pcmpistrm => self.xstring_compare(None, false),
+            M::Pcmpestri => self.xstring_compare(Some(T::I32), true),
+            M::Pcmpestri64 => self.xstring_compare(Some(T::I64), true),
+            M::Pcmpestrm => self.xstring_compare(Some(T::I32), false),
+            M::Pcmpestrm64 => self.xstring_compare(Some(T::I64), false),
             _ => return Outcome::Unsupported,
         }
         Outcome::Next
@@ -124,13 +126,13 @@ impl L<'_, '_> {
     }
 
     /// `op.ty v, n`: a lane shift by the constant `n`.
-    fn xshift_by(&mut self, op: Opcode, ty: Type, v: Value, n: u32) -> Value {
+    pub(super) fn xshift_by(&mut self, op: Opcode, ty: Type, v: Value, n: u32) -> Value {
         let amount = self.c(Type::I8, u64::from(n));
         self.bin(op, ty, v, amount)
     }
 
     /// `b` where `mask` is set, else `a`.
-    fn xblend(&mut self, a: Value, b: Value, mask: Value) -> Value {
+    pub(super) fn xblend(&mut self, a: Value, b: Value, mask: Value) -> Value {
         let from_b = self.bin(Opcode::And, Type::V128, b, mask);
         let from_a = self.bin(Opcode::AndNot, Type::V128, a, mask);
         self.bin(Opcode::Or, Type::V128, from_a, from_b)
@@ -273,7 +275,7 @@ impl L<'_, '_> {
     }
 
     /// pblendw, blendps, blendpd: lane i from src where imm bit i is set.
-    fn xblend_imm(&mut self, lane_bits: u32) {
+    pub(super) fn xblend_imm(&mut self, lane_bits: u32) {
         let imm = self.ximm8().unwrap_or(0);
         let (a, b) = self.xpair();
         let mask = self.xconst(lane_mask(lane_bits, imm));
@@ -282,10 +284,10 @@ impl L<'_, '_> {
     }
 
     /// pblendvb, blendvps, blendvpd: lane i from src where the top bit of
-    /// lane i of xmm0 is set.
+    /// lane i of the selector (xmm0; VEX: the fourth operand) is set.
     fn xblendv(&mut self, ty: Type) {
         let (a, b) = self.xpair();
-        let x0 = self.b.get(Reg::xmm(0));
+        let x0 = self.xblend_selector();
         let mask = self.xshift_by(Opcode::Ashr, ty, x0, ty.lane_bits() - 1);
         let r = self.xblend(a, b, mask);
         self.xset(0, r);
@@ -298,22 +300,6 @@ impl L<'_, '_> {
         let any = self.bin(Opcode::Or, Type::I64, lo, hi);
         let zero = self.c(Type::I64, 0);
         self.icmp(IntCond::Eq, Type::I64, any, zero)
-    }
-
-    /// ptest: ZF when dst & src is zero, CF when !dst & src is; OF, SF,
-    /// AF, PF cleared.
-    fn xptest(&mut self) {
-        let (a, b) = self.xpair();
-        let both = self.bin(Opcode::And, Type::V128, a, b);
-        let src_only = self.bin(Opcode::AndNot, Type::V128, b, a);
-        let zf = self.xis_zero(both);
-        let cf = self.xis_zero(src_only);
-        self.b.set(Reg::ZF, zf);
-        self.b.set(Reg::CF, cf);
-        let clear = self.c(Type::I1, 0);
-        for f in [Reg::OF, Reg::SF, Reg::AF, Reg::PF] {
-            self.b.set(f, clear);
-        }
     }
 
     /// pextrb/w/d/q, extractps: lane imm (of `ty` lanes) of the XMM source
@@ -330,7 +316,7 @@ impl L<'_, '_> {
     /// or memory.
     fn xinsert(&mut self, ty: Type) {
         let n = self.ximm8().unwrap_or(0) % (128 / ty.bits()) as u16;
-        let x = self.read(1, ty);
+        let x = self.read(self.src_op(1), ty);
         let d = self.xget(0);
         let r = self.xset_lane(d, x, n);
         self.xset(0, r);
@@ -344,7 +330,7 @@ impl L<'_, '_> {
             let s = self.xget(1);
             self.xlane(s, Type::I32, imm >> 6 & 3)
         } else {
-            self.read(1, Type::I32)
+            self.read(self.src_op(1), Type::I32)
         };
         let d = self.xget(0);
         let ins = self.xset_lane(d, x, imm >> 4 & 3);
