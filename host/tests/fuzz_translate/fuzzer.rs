@@ -241,6 +241,7 @@ impl Fuzzer {
             .filter(|&g| g != 4)
             .map(|g| Box::new(move |s: &mut Start| s.state.gpr[g] = 0) as Box<dyn Fn(&mut Start)>)
             .chain((0..16).map(|x| Box::new(move |s: &mut Start| s.state.xmm[x] = 0) as Box<dyn Fn(&mut Start)>))
+            .chain((0..16).map(|x| Box::new(move |s: &mut Start| s.state.ymm_hi[x] = 0) as Box<dyn Fn(&mut Start)>))
             .chain((0..7).map(|f| Box::new(move |s: &mut Start| s.state.flags[f] = 0) as Box<dyn Fn(&mut Start)>))
             .chain(std::iter::once(Box::new(|s: &mut Start| s.buffer = None) as Box<dyn Fn(&mut Start)>))
             .collect();
@@ -343,14 +344,15 @@ impl Fuzzer {
     }
 
     /// An agreed run as a line of the case file: the code, the initial
-    /// GPRs, flags (cf pf af zf sf of df), XMM registers and buffer, the
-    /// flags undefined at the end (a mask), then the CPU's final GPRs,
-    /// flags, XMM registers and buffer; hexadecimal, space-separated.
+    /// GPRs, flags (cf pf af zf sf of df), XMM registers, YMM upper halves
+    /// and buffer, the flags undefined at the end (a mask), then the CPU's
+    /// final GPRs, flags, XMM registers, YMM upper halves and buffer;
+    /// hexadecimal, space-separated.
     pub fn case_line(&self, a: &Agreement, start: &Start) -> String {
         let state = |s: &GuestState| {
             let gpr = s.gpr.iter().map(|g| format!("{g:x}"));
             let flags: String = s.flags[..7].iter().map(|f| f.to_string()).collect();
-            let xmm = s.xmm.iter().map(|x| format!("{x:x}"));
+            let xmm = s.xmm.iter().chain(&s.ymm_hi).map(|x| format!("{x:x}"));
             gpr.chain(std::iter::once(flags)).chain(xmm).collect::<Vec<_>>().join(" ")
         };
         let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();

@@ -167,3 +167,22 @@ impl core::fmt::Display for Reg {
         self.write_name(f)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn every_register_name_parses_back_and_fits_the_slot_bound() {
+        let names: alloc::vec::Vec<_> = Reg::all().map(|r| r.to_string()).collect();
+        for (r, name) in Reg::all().zip(&names) {
+            assert_eq!(Reg::from_name(name), Some(r), "{name}");
+            assert!(usize::from(r.0) < Reg::SLOTS, "{name}");
+        }
+        assert_eq!(Reg::from_name("ymmh15"), Some(Reg::ymm_hi(15)));
+        assert_eq!(Reg::from_name("ymmh16"), None);
+        let distinct: alloc::collections::BTreeSet<_> = names.iter().collect();
+        assert_eq!(distinct.len(), names.len());
+    }
+}

@@ -51,7 +51,8 @@ fn number(hex: &str) -> u128 {
     u128::from_str_radix(hex.trim_start_matches("0x"), 16).expect("a hex number")
 }
 
-/// A state from its fields: 16 GPRs, the flags as digits, 16 XMM registers.
+/// A state from its fields: 16 GPRs, the flags as digits, 16 XMM
+/// registers, the 16 YMM upper halves.
 fn state(fields: &mut dyn Iterator<Item = &str>, rip: u64) -> GuestState {
     let mut s = GuestState::default();
     for g in s.gpr.iter_mut() {
@@ -60,8 +61,8 @@ fn state(fields: &mut dyn Iterator<Item = &str>, rip: u64) -> GuestState {
     for (f, d) in s.flags.iter_mut().zip(fields.next().expect("the flags").bytes()) {
         *f = d - b'0';
     }
-    for x in s.xmm.iter_mut() {
-        *x = number(fields.next().expect("an XMM register"));
+    for x in s.xmm.iter_mut().chain(s.ymm_hi.iter_mut()) {
+        *x = number(fields.next().expect("an XMM register or YMM upper half"));
     }
     s.rip = rip;
     s
@@ -188,6 +189,9 @@ fn run(case: &Case, pipeline: &mut Pipeline, jit: &mut Jit, buffer: &mut Buffer,
         }
         if state.xmm[k] != case.end.xmm[k] {
             problems.push(format!("xmm{k}: CPU {:#x} | JIT {:#x}", case.end.xmm[k], state.xmm[k]));
+        }
+        if state.ymm_hi[k] != case.end.ymm_hi[k] {
+            problems.push(format!("ymm{k} upper half: CPU {:#x} | JIT {:#x}", case.end.ymm_hi[k], state.ymm_hi[k]));
         }
     }
     for (k, name) in names.iter().enumerate() {
