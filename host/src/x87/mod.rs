@@ -371,10 +371,13 @@ impl Fpu<'_> {
                 let p = self.phys(insn.index);
                 self.s.fptag &= !(1 << p);
             }
-            X87Op::Init => {
+            X87Op::Init | X87Op::Reset => {
                 self.s.fpcw = GuestState::FPCW_DEFAULT;
                 self.s.fpsw = 0;
                 self.s.fptag = 0;
+                if insn.op == X87Op::Reset {
+                    self.s.st = [0; 8];
+                }
             }
             X87Op::Clex => self.s.fpsw &= 0x7f00,
             X87Op::DecStp | X87Op::IncStp => {
@@ -390,7 +393,10 @@ impl Fpu<'_> {
         for _ in 0..insn.pops {
             self.pop();
         }
-        if matches!(insn.op, X87Op::Init | X87Op::Clex | X87Op::StoreEnv | X87Op::LoadEnv | X87Op::RestoreImage) {
+        if matches!(
+            insn.op,
+            X87Op::Init | X87Op::Reset | X87Op::Clex | X87Op::StoreEnv | X87Op::LoadEnv | X87Op::RestoreImage
+        ) {
             // The whole status word was just defined: keep it as is.
             self.c1 = self.s.fpsw & C1 != 0;
         }

@@ -490,6 +490,27 @@ pub const AVX_ONLY: &[Mnemonic] = {
     ]
 };
 
+/// The XSAVE family (x86-64-v3 with AVX) that the oracle can run: xgetbv
+/// reads the host's XCR0, which is not this CPU model's, and is tested
+/// apart (host/src/exec_tests).
+pub const XSAVE: &[Mnemonic] = {
+    use Mnemonic as M;
+    &[M::Xsave, M::Xsave64, M::Xrstor, M::Xrstor64]
+};
+
+/// The size of the XSAVE area of this CPU model (x87, SSE and AVX, in
+/// the standard format): what CPUID.(0xd, 0):ebx reports.
+pub const XSAVE_AREA: u64 = 832;
+
+/// The bytes a memory operand of `size` covers (iced gives the XSAVE
+/// area no size: it depends on the CPU).
+pub fn memory_bytes(size: iced_x86::MemorySize) -> u64 {
+    match size {
+        iced_x86::MemorySize::Xsave => XSAVE_AREA,
+        s => s.size() as u64,
+    }
+}
+
 /// The VEX forms of the SSE and V2 mnemonics, by iced's naming (vpaddd:
 /// paddd): VEX mnemonic to SSE mnemonic.
 fn vex_forms() -> &'static HashMap<Mnemonic, Mnemonic> {
@@ -755,17 +776,8 @@ fn immediates(m: Mnemonic, vex: bool, bits: u32, width: u32, rng: &mut Rng) -> V
 pub fn all(layout: &Layout) -> Vec<Form> {
     let mut forms = Vec::new();
     let mut seen = HashSet::new();
-    let wanted: HashSet<Mnemonic> = INTEGER
-        .iter()
-        .chain(SETCC)
-        .chain(CMOVCC)
-        .chain(SSE)
-        .chain(V2)
-        .chain(V3_SCALAR)
-        .chain(AVX_ONLY)
-        .chain(vex_forms().keys())
-        .copied()
-        .collect();
+    let wanted: HashSet<Mnemonic> =
+        INTEGER.iter().chain(SETCC).chain(CMOVCC).chain(SSE).chain(V2).chain(V3_SCALAR).chain(XSAVE).copied().collect();
     for code in Code::values() {
         let op = code.op_code();
         let encoding_ok = match op.encoding() {
@@ -776,7 +788,7 @@ pub fn all(layout: &Layout) -> Vec<Form> {
         if !encoding_ok || !op.mode64() || !op.is_instruction() || EXCLUDED.contains(&code) {
             continue;
         }
-        if !wanted.contains(&code.mnemonic()) {
+        if !wanted.contains(&code.mnemonic()) && !is_avx(code.mnemonic()) {
             continue;
         }
         let Some(slots) = op.op_kinds().iter().map(|k| slot(*k)).collect::<Option<Vec<_>>>() else {
@@ -953,10 +965,14 @@ fn build(code: Code, slots: &[Slot], variant: &Variant, imm: i64, layout: &Layou
 
 /// The alignment an encoding's memory operand of `size` bytes needs (a
 /// misaligned one faults): m128 of the legacy SSE forms but the unaligned
-/// moves, and cmpxchg16b; of the VEX forms only the aligned moves'.
+/// moves, and cmpxchg16b; of the VEX forms only the aligned moves'; the
+/// XSAVE area 64 bytes.
 fn memory_alignment(code: Code, slots: &[Slot], size: u64) -> u64 {
     use Mnemonic as M;
     let m = code.mnemonic();
+    if XSAVE.contains(&m) {
+        return 64;
+    }
     if code.op_code().encoding() == EncodingKind::VEX {
         let aligned = [M::Vmovaps, M::Vmovapd, M::Vmovdqa, M::Vmovntps, M::Vmovntpd, M::Vmovntdq, M::Vmovntdqa];
         return if aligned.contains(&m) { size } else { 1 };
@@ -972,7 +988,7 @@ fn memory_alignment(code: Code, slots: &[Slot], size: u64) -> u64 {
 
 /// The size of an encoding's memory operand.
 fn code_memory_size(code: Code) -> u64 {
-    code.op_code().memory_size().size() as u64
+    memory_bytes(code.op_code().memory_size())
 }
 
 /// Picks a GPR number for register slot `n`.
@@ -1078,6 +1094,7 @@ pub fn uncovered(forms: &[Form]) -> Vec<Mnemonic> {
         .chain(SSE)
         .chain(V2)
         .chain(AVX_ONLY)
+        .chain(XSAVE)
         .chain(&strings)
         .copied()
         .filter(|m| !have.contains(m))

@@ -401,7 +401,7 @@ pub fn memory_registers(form: &Form, layout: &Layout, rng: &mut Rng) -> Vec<(Reg
     if insn.is_ip_rel_memory_operand() || (base == Register::None && index == Register::None) {
         return Vec::new();
     }
-    let size = insn.memory_size().size().max(1) as u64;
+    let size = crate::forms::memory_bytes(insn.memory_size()).max(1);
     let align = if form.align > 1 {
         form.align
     } else if rng.one_in(2) {
@@ -553,6 +553,7 @@ fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
         M::Pcmpistri | M::Pcmpistrm | M::Pcmpestri | M::Pcmpestrm | M::Pcmpestri64 | M::Pcmpestrm64 => {
             steer_string_compare(insn, layout, rng, case)
         }
+        M::Xsave | M::Xsave64 | M::Xrstor | M::Xrstor64 => steer_xsave(insn, layout, rng, case),
         // Start, length and index within and around the width, now and then.
         M::Bextr if rng.one_in(2) => write_op(case, layout, insn, 2, u128::from(rng.below(70) | rng.below(70) << 8)),
         M::Bzhi if rng.one_in(2) => write_op(case, layout, insn, 2, u128::from(rng.below(70))),
@@ -569,6 +570,30 @@ fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
         }
         _ => {}
     }
+}
+
+/// xsave, xrstor: a requested-feature bitmap (edx:eax) within this CPU
+/// model's XCR0 (x87, SSE, AVX; the host's enables more), with garbage
+/// in the upper halves of rax and rdx, which are not read; an x87 unit in
+/// use (a CPU reports one in its initial configuration as not in use in
+/// XSTATE_BV, which this model never does); and for xrstor an area the
+/// CPU accepts: XSTATE_BV within XCR0, the header's next 16 bytes zero, a
+/// valid MXCSR and x87 control word.
+fn steer_xsave(insn: &Instruction, layout: &Layout, rng: &mut Rng, case: &mut Case) {
+    let st = &mut case.state;
+    st.gpr[0] = (st.gpr[0] & !0xffff_ffff) | rng.below(8);
+    st.gpr[2] &= !0xffff_ffff;
+    st.fptag |= 1 << rng.below(8);
+    if !matches!(insn.mnemonic(), Mnemonic::Xrstor | Mnemonic::Xrstor64) {
+        return;
+    }
+    let area = effective_address(insn, &case.state);
+    write_mem(case, layout, area + 512, 8, u128::from(rng.below(8)));
+    write_mem(case, layout, area + 520, 16, 0);
+    write_mem(case, layout, area + 24, 4, u128::from(mxcsr_bits(rng)));
+    let pc = [3u16, 3, 2, 0][rng.below(4) as usize];
+    let fpcw = 0x007f | pc << 8 | (rng.below(4) as u16) << 10;
+    write_mem(case, layout, area, 2, u128::from(fpcw));
 }
 
 /// pcmpXstrX: mostly strings over a small alphabet (so elements match

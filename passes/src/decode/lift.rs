@@ -162,6 +162,9 @@ pub fn lift(b: &mut Builder<'_>, i: &Instruction, level: CpuLevel) -> Outcome {
         M::Fldcw => l.load_control(Reg::FPCW),
         M::Fxsave | M::Fxsave64 => l.fxsave(),
         M::Fxrstor | M::Fxrstor64 => l.fxrstor(),
+        M::Xsave | M::Xsave64 => l.xsave(),
+        M::Xrstor | M::Xrstor64 => l.xrstor(),
+        M::Xgetbv => l.xgetbv(),
         _ => l.x87(m).unwrap_or_else(|| l.sse(m)),
     }
 }

@@ -282,4 +282,165 @@ impl L<'_, '_> {
         }
         self.set_mxcsr(mxcsr)
     }
+
+    /// Runs `body` in a block entered when `cond` (an i1) holds, and goes
+    /// on after it either way.
+    fn when(&mut self, cond: Value, body: impl FnOnce(&mut Self)) {
+        let then = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.brif(cond, then, join);
+        self.b.switch_to(then);
+        body(self);
+        self.b.jump(join);
+        self.b.switch_to(join);
+    }
+
+    /// Whether any of `bits` is set in the i64 `v`, as an i1.
+    fn any_bit(&mut self, v: Value, bits: u64) -> Value {
+        let m = self.c(Type::I64, bits);
+        let x = self.bin(Opcode::And, Type::I64, v, m);
+        let z = self.c(Type::I64, 0);
+        self.icmp(aarchx_ir::IntCond::Ne, Type::I64, x, z)
+    }
+
+    /// The requested-feature bitmap of xsave and xrstor: edx:eax & XCR0.
+    fn xsave_rfbm(&mut self) -> Value {
+        let eax = self.gpr_get(Register::EAX);
+        let edx = self.gpr_get(Register::EDX);
+        let lo = self.un(Opcode::Zext, Type::I64, eax);
+        let hi = self.un(Opcode::Zext, Type::I64, edx);
+        let n = self.c(Type::I8, 32);
+        let hi = self.bin(Opcode::Shl, Type::I64, hi, n);
+        let mask = self.bin(Opcode::Or, Type::I64, lo, hi);
+        let xcr0 = self.c(Type::I64, XCR0);
+        self.bin(Opcode::And, Type::I64, mask, xcr0)
+    }
+
+    /// xgetbv: XCR0 into edx:eax for ecx = 0; any other ecx raises #GP
+    /// (this CPU reports no XINUSE read, CPUID.(0xd, 1):eax bit 2).
+    pub fn xgetbv(&mut self) -> Outcome {
+        let ecx = self.gpr_get(Register::ECX);
+        let z = self.c(Type::I32, 0);
+        let bad = self.icmp(aarchx_ir::IntCond::Ne, Type::I32, ecx, z);
+        self.trap_if(bad, TrapKind::Privileged);
+        let lo = self.c(Type::I32, XCR0);
+        let hi = self.c(Type::I32, XCR0 >> 32);
+        self.gpr_set(Register::EAX, lo);
+        self.gpr_set(Register::EDX, hi);
+        Outcome::Next
+    }
+
+    /// xsave, xsave64: the components of the requested-feature bitmap to
+    /// the XSAVE area in the standard format: the x87 part of the legacy
+    /// region (bit 0, fxsave's), MXCSR and its mask (bit 1 or 2), the XMM
+    /// registers (bit 1), the upper halves of the YMM registers at 576
+    /// (bit 2), and those bits set in the header's XSTATE_BV (this CPU
+    /// counts every component as in use; the header's other bytes are
+    /// not written). The 64-byte alignment #GP is not checked.
+    pub fn xsave(&mut self) -> Outcome {
+        let rfbm = self.xsave_rfbm();
+        let base = self.addr();
+        let x87 = self.any_bit(rfbm, 1);
+        self.when(x87, |l| {
+            l.x87_call(X87Insn::new(X87Op::SaveImage, Operand::Area), Helper::X87);
+        });
+        let mx = self.any_bit(rfbm, 6);
+        self.when(mx, |l| {
+            let mxcsr = l.b.get(Reg::MXCSR);
+            let at = l.offset(base, 24);
+            l.b.store(Type::I32, at, mxcsr);
+            let mask = l.c(Type::I32, 0xffff);
+            let at = l.offset(base, 28);
+            l.b.store(Type::I32, at, mask);
+        });
+        for (bit, first, regs) in [(2, 160, Reg::xmm as fn(u8) -> Reg), (4, AVX_AREA, Reg::ymm_hi)] {
+            let saved = self.any_bit(rfbm, bit);
+            self.when(saved, |l| {
+                for n in 0..16u8 {
+                    let x = l.b.get(regs(n));
+                    let at = l.offset(base, first + 16 * u64::from(n));
+                    l.b.store(Type::V128, at, x);
+                }
+            });
+        }
+        let at = self.offset(base, XSAVE_HEADER);
+        let bv = self.b.load(Type::I64, at);
+        let bv = self.bin(Opcode::Or, Type::I64, bv, rfbm);
+        self.b.store(Type::I64, at, bv);
+        Outcome::Next
+    }
+
+    /// xrstor, xrstor64 (standard format): each component of the
+    /// requested-feature bitmap loaded from the area where XSTATE_BV has
+    /// it, else put in its initial configuration (x87: fninit's and every
+    /// data register +0; XMM and YMM upper halves zero); MXCSR loaded when
+    /// bit 1 or 2 is requested. #GP (SIGSEGV), before anything is
+    /// written, for an XSTATE_BV bit outside XCR0, a nonzero XCOMP_BV or
+    /// next eight header bytes (a compacted area: this CPU has no
+    /// XSAVEC), or a reserved MXCSR bit; a control word outside the x87
+    /// model is refused with SIGILL, as by fxrstor. Ends the region, as
+    /// ldmxcsr does.
+    pub fn xrstor(&mut self) -> Outcome {
+        let rfbm = self.xsave_rfbm();
+        let base = self.addr();
+        let at = self.offset(base, XSAVE_HEADER);
+        let bv = self.b.load(Type::I64, at);
+        let foreign = self.any_bit(bv, !XCR0);
+        let at = self.offset(base, XSAVE_HEADER + 8);
+        let comp = self.b.load(Type::I64, at);
+        let at = self.offset(base, XSAVE_HEADER + 16);
+        let reserved = self.b.load(Type::I64, at);
+        let header = self.bin(Opcode::Or, Type::I64, comp, reserved);
+        let compacted = self.any_bit(header, u64::MAX);
+        let bad = self.bin(Opcode::Or, Type::I1, foreign, compacted);
+        self.trap_if(bad, TrapKind::Privileged);
+        // Which components load from memory and which are reset.
+        let load = self.bin(Opcode::And, Type::I64, rfbm, bv);
+        let reset = self.bin(Opcode::AndNot, Type::I64, rfbm, bv);
+        let mx = self.any_bit(rfbm, 6);
+        let at = self.offset(base, 24);
+        let stored = self.b.load(Type::I32, at);
+        let current = self.b.get(Reg::MXCSR);
+        let mxcsr = self.select(Type::I32, mx, stored, current);
+        self.refuse_mxcsr(mxcsr);
+        let x87 = self.any_bit(load, 1);
+        let stored = self.b.load(Type::I16, base);
+        let default = self.c(Type::I16, u64::from(aarchx_ir::GuestState::FPCW_DEFAULT));
+        let fpcw = self.select(Type::I16, x87, stored, default);
+        self.refuse_fpcw(fpcw);
+        self.when(x87, |l| {
+            l.x87_call(X87Insn::new(X87Op::RestoreImage, Operand::Area), Helper::X87);
+        });
+        let x87_reset = self.any_bit(reset, 1);
+        self.when(x87_reset, |l| {
+            l.x87_call(X87Insn::new(X87Op::Reset, Operand::None), Helper::X87);
+        });
+        for (bit, first, regs) in [(2, 160, Reg::xmm as fn(u8) -> Reg), (4, AVX_AREA, Reg::ymm_hi)] {
+            let loaded = self.any_bit(load, bit);
+            self.when(loaded, |l| {
+                for n in 0..16u8 {
+                    let at = l.offset(base, first + 16 * u64::from(n));
+                    let x = l.b.load(Type::V128, at);
+                    l.b.set(regs(n), x);
+                }
+            });
+            let zeroed = self.any_bit(reset, bit);
+            self.when(zeroed, |l| {
+                let z = l.c(Type::I64, 0);
+                let zero = l.un(Opcode::Splat, Type::I64X2, z);
+                for n in 0..16u8 {
+                    l.b.set(regs(n), zero);
+                }
+            });
+        }
+        self.set_mxcsr(mxcsr)
+    }
 }
+
+/// The state components this CPU supports and enables (XCR0): x87, SSE
+/// and AVX.
+pub const XCR0: u64 = 0b111;
+/// Where the XSAVE header starts in the area (standard format).
+pub const XSAVE_HEADER: u64 = 512;
+/// Where the AVX component (the YMM upper halves) starts (standard format).
+pub const AVX_AREA: u64 = 576;

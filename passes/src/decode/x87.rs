@@ -116,6 +116,10 @@ impl L<'_, '_> {
                 | M::Fxsave64
                 | M::Fxrstor
                 | M::Fxrstor64
+                | M::Xsave
+                | M::Xsave64
+                | M::Xrstor
+                | M::Xrstor64
         )
     }
 

@@ -90,6 +90,9 @@ ops! {
         SaveImage,
         /// fxrstor's x87 part.
         RestoreImage,
+        /// xrstor of an x87 component in its initial configuration:
+        /// fninit's control, status and tags, every data register +0.
+        Reset,
     }
 }
 
