@@ -55,9 +55,11 @@ const COUNTS: [u32; 15] = [0, 0, 32, 64, 256, 1, 2, 7, 8, 15, 16, 17, 31, 33, 63
 fn kind(form: &Form) -> Option<Kind> {
     use Mnemonic as M;
     let m = form.insn.mnemonic();
-    if form.string || matches!(m, M::Leave | M::Popfq) {
+    let vsib = form.insn.memory_index().is_xmm() || form.insn.memory_index().is_ymm();
+    if form.string || vsib || matches!(m, M::Leave | M::Popfq) {
         // Their state needs steering a sequence cannot give (rsi/rdi in
-        // the buffer, rbp the stack, a popped rflags without TF and AC).
+        // the buffer, rbp the stack, a popped rflags without TF and AC, a
+        // gather's index elements that keep each address in the buffer).
         return None;
     }
     let shift = matches!(m, M::Shl | M::Sal | M::Shr | M::Sar | M::Rol | M::Ror | M::Rcl | M::Rcr | M::Shld | M::Shrd);

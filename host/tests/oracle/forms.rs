@@ -487,6 +487,18 @@ pub const AVX_ONLY: &[Mnemonic] = {
         M::Vpsravd,
         M::Vtestps,
         M::Vtestpd,
+        M::Vmaskmovps,
+        M::Vmaskmovpd,
+        M::Vpmaskmovd,
+        M::Vpmaskmovq,
+        M::Vgatherdps,
+        M::Vgatherdpd,
+        M::Vgatherqps,
+        M::Vgatherqpd,
+        M::Vpgatherdd,
+        M::Vpgatherdq,
+        M::Vpgatherqd,
+        M::Vpgatherqq,
     ]
 };
 
@@ -560,6 +572,9 @@ enum Slot {
     RmXmm,
     Ymm,
     RmYmm,
+    /// A VSIB memory operand (a gather's): a GPR base and an XMM or YMM
+    /// register (the first of its kind) of indexes.
+    Vsib(Register),
     /// Memory only (lea, movhps...).
     Mem,
     /// moffs64 (`mov al, [abs64]`).
@@ -583,6 +598,8 @@ fn slot(kind: K) -> Option<Slot> {
         K::xmm_or_mem => S::RmXmm,
         K::ymm_reg | K::ymm_rm | K::ymm_vvvv | K::ymm_is4 => S::Ymm,
         K::ymm_or_mem => S::RmYmm,
+        K::mem_vsib32x | K::mem_vsib64x => S::Vsib(Register::XMM0),
+        K::mem_vsib32y | K::mem_vsib64y => S::Vsib(Register::YMM0),
         K::mem => S::Mem,
         K::mem_offs => S::MemOffs,
         K::al => S::Fixed(Register::AL),
@@ -637,6 +654,8 @@ enum Addr {
     IndexOnly,
     /// moffs64.
     Offs,
+    /// [base + vector index*scale + disp8] (gathers).
+    Vsib,
 }
 
 struct Variant {
@@ -828,7 +847,10 @@ fn code_forms(code: Code, slots: &[Slot], layout: &Layout) -> Vec<Form> {
             variants.push(v(Regs::Same, None));
         }
     }
-    if slots.contains(&Slot::MemOffs) {
+    if slots.iter().any(|s| matches!(s, Slot::Vsib(_))) {
+        // A gather's registers must all differ (else #UD): no Same variant.
+        variants = vec![v(Regs::Low, Some(Addr::Vsib)), v(Regs::Rex, Some(Addr::Vsib))];
+    } else if slots.contains(&Slot::MemOffs) {
         variants.push(v(Regs::Low, Some(Addr::Offs)));
     } else if has_rm || mem_only {
         variants.push(v(Regs::Low, Some(Addr::BaseIndex)));
@@ -902,6 +924,11 @@ fn build(code: Code, slots: &[Slot], variant: &Variant, imm: i64, layout: &Layou
     let mut used: Vec<Register> = vec![Register::RAX, Register::RCX, Register::RDX, Register::RSP];
     let same = rng.below(16) as usize;
     let mut regs = Vec::new();
+    // Distinct vector registers, drawn without replacement (a gather's
+    // destination, mask and index must differ).
+    let first_vec = if variant.regs == Regs::Rex { 8 } else { 0 };
+    let mut vec_pool: Vec<usize> = (first_vec..first_vec + 8).collect();
+    let mut draw_vec = |rng: &mut Rng| vec_pool.swap_remove(rng.below(vec_pool.len() as u64) as usize);
     let reg_slot_is_mem = |s: &Slot| variant.addr.is_some() && matches!(s, Slot::Rm(_) | Slot::RmXmm | Slot::RmYmm);
     for (n, s) in slots.iter().enumerate() {
         let n = n as u32;
@@ -916,6 +943,7 @@ fn build(code: Code, slots: &[Slot], variant: &Variant, imm: i64, layout: &Layou
             }
             Slot::Xmm | Slot::RmXmm | Slot::Ymm | Slot::RmYmm if !reg_slot_is_mem(s) => {
                 let k = match variant.regs {
+                    _ if variant.addr == Some(Addr::Vsib) => draw_vec(rng),
                     Regs::Rex => 8 + rng.below(8) as usize,
                     Regs::Same => same,
                     _ => rng.below(8) as usize,
@@ -940,6 +968,18 @@ fn build(code: Code, slots: &[Slot], variant: &Variant, imm: i64, layout: &Layou
             Slot::Imm(kind, _) => {
                 insn.set_op_kind(n, kind);
                 insn.set_immediate_i64(n, imm);
+            }
+            Slot::Vsib(first) => {
+                insn.set_op_kind(n, OpKind::Memory);
+                let legacy = [Register::RBX, Register::RBP, Register::RSI, Register::RDI];
+                let rex: Vec<Register> = (8..16).map(|k| gpr(k, 8)).collect();
+                let base = if variant.regs == Regs::Rex { rng.pick(&rex) } else { rng.pick(&legacy) };
+                insn.set_memory_base(base);
+                insn.set_memory_index(reg_at(first, draw_vec(rng)));
+                insn.set_memory_index_scale(1 << rng.below(4));
+                insn.set_memory_displ_size(1);
+                insn.set_memory_displacement64((rng.below(256) as i64 - 128) as u64);
+                insn.set_segment_prefix(Register::None);
             }
             Slot::Rm(_) | Slot::RmXmm | Slot::RmYmm | Slot::Mem | Slot::MemOffs if variant.addr.is_some() => {
                 insn.set_op_kind(n, OpKind::Memory);
@@ -1058,6 +1098,7 @@ fn set_memory(
         Addr::Abs => (Register::None, Register::None, 1, fixed as i64, 4),
         Addr::IndexOnly => (Register::None, free(&rex, rng, Register::None)?, scale, disp32, 4),
         Addr::Offs => (Register::None, Register::None, 1, fixed as i64, 8),
+        Addr::Vsib => unreachable!("VSIB operands are built by `build`"),
     };
     insn.set_memory_base(base);
     insn.set_memory_index(index);

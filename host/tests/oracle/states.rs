@@ -554,6 +554,7 @@ fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
             steer_string_compare(insn, layout, rng, case)
         }
         M::Xsave | M::Xsave64 | M::Xrstor | M::Xrstor64 => steer_xsave(insn, layout, rng, case),
+        _ if insn.memory_index().is_xmm() || insn.memory_index().is_ymm() => steer_gather(insn, layout, rng, case),
         // Start, length and index within and around the width, now and then.
         M::Bextr if rng.one_in(2) => write_op(case, layout, insn, 2, u128::from(rng.below(70) | rng.below(70) << 8)),
         M::Bzhi if rng.one_in(2) => write_op(case, layout, insn, 2, u128::from(rng.below(70))),
@@ -570,6 +571,28 @@ fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
         }
         _ => {}
     }
+}
+
+/// A gather: the base in the buffer and every index element (dwords or
+/// qwords, by the mnemonic) small and now and then negative, so that each
+/// element's address lies in the buffer.
+fn steer_gather(insn: &Instruction, layout: &Layout, rng: &mut Rng, case: &mut Case) {
+    use Mnemonic as M;
+    let base = insn.memory_base();
+    let at = layout.buf + MEM_LO + 256 + rng.below(512);
+    let disp = insn.memory_displacement64();
+    case.state.gpr[base.full_register().number()] = at.wrapping_sub(disp);
+    let qword_index = matches!(insn.mnemonic(), M::Vgatherqps | M::Vgatherqpd | M::Vpgatherqd | M::Vpgatherqq);
+    let (lane, lanes) = if qword_index { (64, 2) } else { (32, 4) };
+    let n = insn.memory_index().number();
+    let index = |rng: &mut Rng| {
+        (0..lanes).fold(0u128, |acc, k| {
+            let i = rng.below(64) as i64 - 16;
+            acc | (u128::from(i as u64) & ((1u128 << lane) - 1)) << (lane * k)
+        })
+    };
+    case.state.xmm[n] = index(rng);
+    case.state.ymm_hi[n] = index(rng);
 }
 
 /// xsave, xrstor: a requested-feature bitmap (edx:eax) within this CPU

@@ -99,6 +99,18 @@ impl L<'_, '_> {
         }
     }
 
+    /// Runs `body` in a block entered when `cond` (an i1) holds, and goes
+    /// on after it either way.
+    pub fn when(&mut self, cond: Value, body: impl FnOnce(&mut Self)) {
+        let then = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.brif(cond, then, join);
+        self.b.switch_to(then);
+        body(self);
+        self.b.jump(join);
+        self.b.switch_to(join);
+    }
+
     // Registers.
 
     /// Reads a GPR at its own width (al, ah, ax, eax, rax...).
@@ -149,6 +161,15 @@ impl L<'_, '_> {
     /// The effective address of the instruction's memory operand, with the
     /// FS or GS base added for those segments.
     pub fn addr(&mut self) -> Value {
+        let index = self.i.memory_index();
+        let iv = (index != Register::None).then(|| self.gpr_get64(index));
+        self.addr_indexed(iv)
+    }
+
+    /// The effective address with `index` (64 bits, before scaling) as the
+    /// index's value: the index register's, or an element of a VSIB
+    /// operand's vector register.
+    pub fn addr_indexed(&mut self, index_value: Option<Value>) -> Value {
         let i = self.i;
         let base = i.memory_base();
         let mut addr = if base == Register::RIP {
@@ -168,8 +189,7 @@ impl L<'_, '_> {
                 a = self.bin(Opcode::Add, Type::I64, bv, a);
             }
             let index = i.memory_index();
-            if index != Register::None {
-                let iv = self.gpr_get64(index);
+            if let Some(iv) = index_value {
                 let scaled = match i.memory_index_scale() {
                     1 => iv,
                     s => {

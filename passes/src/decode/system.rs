@@ -283,18 +283,6 @@ impl L<'_, '_> {
         self.set_mxcsr(mxcsr)
     }
 
-    /// Runs `body` in a block entered when `cond` (an i1) holds, and goes
-    /// on after it either way.
-    fn when(&mut self, cond: Value, body: impl FnOnce(&mut Self)) {
-        let then = self.b.create_block();
-        let join = self.b.create_block();
-        self.b.brif(cond, then, join);
-        self.b.switch_to(then);
-        body(self);
-        self.b.jump(join);
-        self.b.switch_to(join);
-    }
-
     /// Whether any of `bits` is set in the i64 `v`, as an i1.
     fn any_bit(&mut self, v: Value, bits: u64) -> Value {
         let m = self.c(Type::I64, bits);

@@ -133,7 +133,7 @@ impl Rng {
         for f in &mut s.flags[..7] {
             *f = if self.next() % 8 == 0 { self.next() as u8 } else { (self.next() & 1) as u8 };
         }
-        for x in &mut s.xmm {
+        for x in s.xmm.iter_mut().chain(&mut s.ymm_hi) {
             *x = self.xmm();
         }
         s.rip = 0x1000;

@@ -8,13 +8,13 @@
 //! writes land after both halves are computed, so the upper half reads
 //! the sources as they were. The instructions with no SSE counterpart
 //! (broadcasts, 128-bit lane moves, cross-lane permutes, per-element
-//! shifts, vzeroupper) are lifted here.
+//! shifts, masked moves, gathers, vzeroupper) are lifted here.
 
-use aarchx_ir::{IntCond, Opcode, Reg, Type, Value};
+use aarchx_ir::{IntCond, Opcode, Reg, TrapKind, Type, Value};
 use iced_x86::{CpuidFeature, Mnemonic, OpCodeOperandKind, OpKind};
 
 use super::super::lift::Outcome;
-use super::super::operand::L;
+use super::super::operand::{vec_num, L};
 use super::shape;
 
 /// How the SSE code sees a VEX instruction's operands: the view's state
@@ -157,6 +157,12 @@ impl L<'_, '_> {
             M::Vptest => self.vtest(None),
             M::Vtestps => self.vtest(Some(T::I32)),
             M::Vtestpd => self.vtest(Some(T::I64)),
+            M::Vmaskmovps | M::Vpmaskmovd => self.vmaskmov(T::I32),
+            M::Vmaskmovpd | M::Vpmaskmovq => self.vmaskmov(T::I64),
+            M::Vgatherdps | M::Vpgatherdd => self.vgather(T::I32, T::I32),
+            M::Vgatherdpd | M::Vpgatherdq => self.vgather(T::I64, T::I32),
+            M::Vgatherqps | M::Vpgatherqd => self.vgather(T::I32, T::I64),
+            M::Vgatherqpd | M::Vpgatherqq => self.vgather(T::I64, T::I64),
             M::Vpmovmskb if wide => self.vmovmsk(T::I8X16),
             M::Vmovmskps if wide => self.vmovmsk(T::I32X4),
             M::Vmovmskpd if wide => self.vmovmsk(T::I64X2),
@@ -507,6 +513,130 @@ impl L<'_, '_> {
         let m = self.bin(Opcode::Or, Type::I32, lo, hi);
         let r = self.resize(m, Type::I32, self.op_type(0));
         self.write(0, r);
+        Outcome::Next
+    }
+
+    /// Whether the sign bit of element `e` (of `lane` type, counted over
+    /// both halves) of vector register `reg` is set, as an i1.
+    fn velement_sign(&mut self, reg: iced_x86::Register, lane: Type, e: u16) -> Value {
+        let (slot, k) = self.velement_slot(reg, lane, e);
+        let v = self.b.get(slot);
+        let x = self.xlane(v, lane, k);
+        let zero = self.c(lane, 0);
+        self.icmp(IntCond::Slt, lane, x, zero)
+    }
+
+    /// The slot (XMM register or YMM upper half) and lane within it of
+    /// element `e` of `lane` type of vector register `reg`.
+    fn velement_slot(&self, reg: iced_x86::Register, lane: Type, e: u16) -> (Reg, u16) {
+        let per_half = (128 / lane.bits()) as u16;
+        let n = vec_num(reg);
+        let slot = if e < per_half { Reg::xmm(n) } else { Reg::ymm_hi(n) };
+        (slot, e % per_half)
+    }
+
+    /// Element `e` of vector register `reg` replaced by `x` (of `lane` type).
+    fn vset_element(&mut self, reg: iced_x86::Register, lane: Type, e: u16, x: Value) {
+        let (slot, k) = self.velement_slot(reg, lane, e);
+        let v = self.b.get(slot);
+        let v = self.xset_lane(v, x, k);
+        self.b.set(slot, v);
+    }
+
+    /// The upper half of YMM register `reg` zeroed when it was written as
+    /// an XMM register (a VEX.128 form).
+    fn vzero_upper_of(&mut self, reg: iced_x86::Register) {
+        if reg.is_xmm() {
+            let zero = self.xconst(0);
+            self.b.set(Reg::ymm_hi(vec_num(reg)), zero);
+        }
+    }
+
+    /// vmaskmovps/pd, vpmaskmovd/q: the elements (of `lane`) whose mask
+    /// element (the vvvv operand) has its sign bit set are loaded, the
+    /// others zero, or stored, the others left in memory; an element left
+    /// out is never accessed, so it cannot fault. A fault part way leaves
+    /// the destination register with the elements loaded before it (the
+    /// CPU leaves it unchanged).
+    fn vmaskmov(&mut self, lane: Type) -> Outcome {
+        let load = self.i.op_kind(0) == OpKind::Register;
+        let (reg, mask) = (self.i.op_register(if load { 0 } else { 2 }), self.i.op_register(1));
+        let elements = (reg.size() * 8 / lane.bits() as usize) as u16;
+        let conds: Vec<Value> = (0..elements).map(|e| self.velement_sign(mask, lane, e)).collect();
+        let base = self.addr();
+        let bytes = u64::from(lane.bits() / 8);
+        if load {
+            let zero = self.xconst(0);
+            self.b.set(Reg::xmm(vec_num(reg)), zero);
+            if reg.is_ymm() {
+                self.b.set(Reg::ymm_hi(vec_num(reg)), zero);
+            }
+        }
+        for (e, cond) in (0..elements).zip(conds) {
+            let data = (!load).then(|| {
+                let (slot, k) = self.velement_slot(reg, lane, e);
+                let v = self.b.get(slot);
+                self.xlane(v, lane, k)
+            });
+            self.when(cond, |l| {
+                let off = l.c(Type::I64, u64::from(e) * bytes);
+                let at = l.bin(Opcode::Add, Type::I64, base, off);
+                match data {
+                    Some(x) => l.b.store(lane, at, x),
+                    None => {
+                        let x = l.b.load(lane, at);
+                        l.vset_element(reg, lane, e, x);
+                    }
+                }
+            });
+        }
+        if load {
+            self.vzero_upper_of(reg);
+        }
+        Outcome::Next
+    }
+
+    /// vgather*/vpgather*: for each element (of `lane`, indexed by the
+    /// `index`-typed elements of the VSIB operand's vector register) whose
+    /// mask element (operand 2) has its sign bit set, in element order,
+    /// the element is loaded from base + index * scale + disp into the
+    /// destination and its mask element cleared; the mask register ends
+    /// zero. A fault stops at that element, with the earlier ones loaded
+    /// and cleared, as on the CPU; destination elements beyond the indexes
+    /// are zeroed. Destination, index and mask registers that are not all
+    /// different are #UD.
+    fn vgather(&mut self, lane: Type, index: Type) -> Outcome {
+        let (dst, mask, vindex) = (self.i.op_register(0), self.i.op_register(2), self.i.memory_index());
+        let numbers = [vec_num(dst), vec_num(mask), vec_num(vindex)];
+        if numbers[0] == numbers[1] || numbers[0] == numbers[2] || numbers[1] == numbers[2] {
+            self.b.trap(TrapKind::Ill, self.i.ip());
+            return Outcome::End;
+        }
+        let elements = (vindex.size() * 8 / index.bits() as usize).min(dst.size() * 8 / lane.bits() as usize) as u16;
+        for e in 0..elements {
+            let (slot, k) = self.velement_slot(vindex, index, e);
+            let v = self.b.get(slot);
+            let i = self.xlane(v, index, k);
+            let i = self.sext(i, index, Type::I64);
+            let at = self.addr_indexed(Some(i));
+            let cond = self.velement_sign(mask, lane, e);
+            self.when(cond, |l| {
+                let x = l.b.load(lane, at);
+                l.vset_element(dst, lane, e, x);
+                let zero = l.c(lane, 0);
+                l.vset_element(mask, lane, e, zero);
+            });
+        }
+        // Destination elements no index reaches (two qword indexes into
+        // four dwords) are zeroed, like the upper half of an XMM one.
+        for e in elements..(dst.size() * 8 / lane.bits() as usize) as u16 {
+            let zero = self.c(lane, 0);
+            self.vset_element(dst, lane, e, zero);
+        }
+        let zero = self.xconst(0);
+        self.b.set(Reg::xmm(vec_num(mask)), zero);
+        self.b.set(Reg::ymm_hi(vec_num(mask)), zero);
+        self.vzero_upper_of(dst);
         Outcome::Next
     }
 }
