@@ -6,7 +6,10 @@
 //! syscall, nx, lahf) and nothing newer, so glibc picks its baseline
 //! string and math routines; V2 adds exactly the features of x86-64-v2 the
 //! lifter implements, with AES-NI and PCLMULQDQ where the host can run
-//! them ([`LEAF1_ECX_V2`]). Nothing reports avx or xsave. The vendor is
+//! them ([`LEAF1_ECX_V2`]); V3 adds x86-64-v3's AVX, AVX2, FMA, F16C,
+//! BMI1, BMI2, LZCNT, MOVBE and XSAVE (with the OS's enabling of it,
+//! OSXSAVE, and leaf 0xd describing the x87, SSE and AVX components the
+//! lifter's xsave handles). The vendor is
 //! "GenuineIntel" so glibc takes its usual Intel paths, and leaves 2 and 4 describe a plain cache
 //! hierarchy (32 KiB L1, 256 KiB L2, 8 MiB L3) so glibc's memcpy thresholds
 //! come out as on real hardware. Unknown leaves read as zero.
@@ -43,6 +46,15 @@ pub const LEAF1_ECX_V2: u32 = 1 << 0 | 1 << 1 | 1 << 9 | 1 << 13 | 1 << 19 | 1 <
 /// test the bits take their table-based code, which translates well.
 const LEAF1_ECX_CRYPTO: u32 = 1 << 1 | 1 << 25;
 
+/// Leaf 1 ECX added at V3: fma, movbe, xsave, osxsave, avx, f16c.
+const LEAF1_ECX_V3: u32 = 1 << 12 | 1 << 22 | 1 << 26 | 1 << 27 | 1 << 28 | 1 << 29;
+
+/// Leaf 7 EBX at V3: bmi1, avx2, bmi2.
+const LEAF7_EBX_V3: u32 = 1 << 3 | 1 << 5 | 1 << 8;
+
+/// 0x8000_0001 ECX added at V3: abm (lzcnt).
+const EXT1_ECX_V3: u32 = 1 << 5;
+
 /// The level [`cpuid`] answers for (a [`CpuLevel`] as its index).
 static LEVEL: AtomicU8 = AtomicU8::new(CpuLevel::V1 as u8);
 
@@ -52,11 +64,12 @@ pub fn set_level(level: CpuLevel) {
     LEVEL.store(level as u8, Ordering::Relaxed);
 }
 
-fn level() -> CpuLevel {
-    if LEVEL.load(Ordering::Relaxed) == CpuLevel::V2 as u8 {
-        CpuLevel::V2
-    } else {
-        CpuLevel::V1
+/// The level [`set_level`] set.
+pub fn level() -> CpuLevel {
+    match LEVEL.load(Ordering::Relaxed) {
+        l if l == CpuLevel::V3 as u8 => CpuLevel::V3,
+        l if l == CpuLevel::V2 as u8 => CpuLevel::V2,
+        _ => CpuLevel::V1,
     }
 }
 
@@ -80,12 +93,15 @@ pub fn cpuid(leaf: u32, subleaf: u32) -> [u32; 4] {
 
 /// The answer of a CPU of `level` to `cpuid`.
 fn cpuid_at(level: CpuLevel, leaf: u32, subleaf: u32) -> [u32; 4] {
+    let v3 = level == CpuLevel::V3;
+    let crypto = if crate::jit::crypto_extension() { LEAF1_ECX_V2 } else { LEAF1_ECX_V2 & !LEAF1_ECX_CRYPTO };
     let leaf1_ecx = match level {
         CpuLevel::V1 => 0,
-        // V3 is never a policy's level (see `CpuLevel`).
-        CpuLevel::V2 | CpuLevel::V3 if crate::jit::crypto_extension() => LEAF1_ECX_V2,
-        CpuLevel::V2 | CpuLevel::V3 => LEAF1_ECX_V2 & !LEAF1_ECX_CRYPTO,
+        CpuLevel::V2 => crypto,
+        CpuLevel::V3 => crypto | LEAF1_ECX_V3,
     };
+    let xcr0 = aarchx_passes::decode::XCR0 as u32;
+    let area = aarchx_passes::decode::XSAVE_AREA as u32;
     match leaf {
         0 => {
             let v = b"GenuineIntel";
@@ -97,7 +113,16 @@ fn cpuid_at(level: CpuLevel, leaf: u32, subleaf: u32) -> [u32; 4] {
         2 => [0x0000_ff01, 0, 0, 0],
         4 => cache_parameters(subleaf),
         0x8000_0000 => [MAX_EXTENDED_LEAF, 0, 0, 0],
-        0x8000_0001 => [0, 0, EXT1_ECX, EXT1_EDX],
+        7 if v3 && subleaf == 0 => [0, LEAF7_EBX_V3, 0, 0],
+        // The XSAVE components of XCR0 (x87, SSE, AVX), the area's size for
+        // them, no XSAVEOPT/XSAVEC/XGETBV(1)/XSAVES (subleaf 1), and the AVX
+        // component's size and offset (subleaf 2).
+        0xd if v3 => match subleaf {
+            0 => [xcr0, area, area, 0],
+            2 => [256, aarchx_passes::decode::AVX_AREA as u32, 0, 0],
+            _ => [0; 4],
+        },
+        0x8000_0001 => [0, 0, EXT1_ECX | if v3 { EXT1_ECX_V3 } else { 0 }, EXT1_EDX],
         0x8000_0002..=0x8000_0004 => brand_words(leaf - 0x8000_0002),
         // 40 physical and 48 virtual address bits.
         0x8000_0008 => [0x3028, 0, 0, 0],
@@ -149,13 +174,21 @@ const FLAG_NAMES: &[(u32, usize, u32, &str)] = &[
     (1, 2, 0, "pni"),
     (1, 2, 1, "pclmulqdq"),
     (1, 2, 9, "ssse3"),
+    (1, 2, 12, "fma"),
     (1, 2, 13, "cx16"),
     (1, 2, 19, "sse4_1"),
     (1, 2, 20, "sse4_2"),
+    (1, 2, 22, "movbe"),
     (1, 2, 23, "popcnt"),
     (1, 2, 25, "aes"),
+    (1, 2, 26, "xsave"),
     (1, 2, 28, "avx"),
+    (1, 2, 29, "f16c"),
     (0x8000_0001, 2, 0, "lahf_lm"),
+    (0x8000_0001, 2, 5, "abm"),
+    (7, 1, 3, "bmi1"),
+    (7, 1, 5, "avx2"),
+    (7, 1, 8, "bmi2"),
 ];
 
 /// The text of `/proc/cpuinfo` for the CPU [`cpuid`] describes, one entry
@@ -237,6 +270,20 @@ mod tests {
         assert!(crate::jit::crypto_extension());
         assert_eq!(ecx, 0x0298_2203);
         assert_eq!(cpuid_at(CpuLevel::V2, 7, 0), [0; 4]);
+    }
+
+    #[test]
+    fn v3_adds_avx_fma_f16c_bmi_and_the_xsave_area_the_lifter_writes() {
+        let cpuid = |leaf, subleaf| cpuid_at(CpuLevel::V3, leaf, subleaf);
+        let [_, _, ecx, _] = cpuid(1, 0);
+        assert_eq!(ecx & 0x3c40_1000, 0x3c40_1000, "fma movbe xsave osxsave avx f16c");
+        assert_eq!(ecx & cpuid_at(CpuLevel::V2, 1, 0)[2], cpuid_at(CpuLevel::V2, 1, 0)[2]);
+        assert_eq!(cpuid(7, 0), [0, 1 << 3 | 1 << 5 | 1 << 8, 0, 0]);
+        assert_eq!(cpuid(0x8000_0001, 0)[2], 1 | 1 << 5);
+        // x87, SSE and AVX; 512 + 64 + 256 bytes; AVX's 256 bytes at 576.
+        assert_eq!(cpuid(0xd, 0), [7, 832, 832, 0]);
+        assert_eq!(cpuid(0xd, 1), [0; 4]);
+        assert_eq!(cpuid(0xd, 2), [256, 576, 0, 0]);
     }
 
     #[test]

@@ -92,13 +92,13 @@ pub struct RtSigframe {
     pub info: Siginfo,
 }
 
-/// Size of the fxsave-format FP area (`struct _fpstate_64`).
-pub const FPSTATE_SIZE: u64 = 512;
 /// The x86-64 red zone below rsp that a signal frame must skip.
 const RED_ZONE: u64 = 128;
 /// `uc_flags`: UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS, as the kernel sets
-/// them; UC_FP_XSTATE stays clear (the FP area is plain fxsave format).
-pub const UC_FLAGS: u64 = 0x2 | 0x4;
+/// them, with UC_FP_XSTATE when the FP area is in XSAVE format.
+pub fn uc_flags(xstate: bool) -> u64 {
+    0x2 | 0x4 | u64::from(xstate)
+}
 /// The user code and stack segment selectors of x86-64 Linux.
 pub const USER_CS: u16 = 0x33;
 pub const USER_SS: u16 = 0x2b;
@@ -150,10 +150,10 @@ pub struct Placement {
 impl Placement {
     /// The kernel's `get_sigframe`: from the interrupted rsp (minus the red
     /// zone), or from the top of the alternate stack `stack_top` when the
-    /// handler runs there.
-    pub fn new(rsp: u64, stack_top: Option<u64>) -> Placement {
+    /// handler runs there, with an FP area of `fp_size` bytes.
+    pub fn new(rsp: u64, stack_top: Option<u64>, fp_size: u64) -> Placement {
         let sp = stack_top.unwrap_or(rsp.wrapping_sub(RED_ZONE));
-        let fpstate = sp.wrapping_sub(FPSTATE_SIZE) & !63;
+        let fpstate = sp.wrapping_sub(fp_size) & !63;
         let frame = (fpstate.wrapping_sub(size_of::<RtSigframe>() as u64) & !15).wrapping_sub(8);
         Placement { fpstate, frame }
     }
@@ -239,13 +239,15 @@ mod tests {
 
     #[test]
     fn placement_skips_the_red_zone_and_aligns() {
-        let p = Placement::new(0x7fff_0000_1238, None);
+        let p = Placement::new(0x7fff_0000_1238, None, 512);
         assert_eq!(p.fpstate % 64, 0);
-        assert!(p.fpstate + FPSTATE_SIZE <= 0x7fff_0000_1238 - RED_ZONE);
+        assert!(p.fpstate + 512 <= 0x7fff_0000_1238 - RED_ZONE);
         assert_eq!((p.frame + 8) % 16, 0);
         assert!(p.frame + size_of::<RtSigframe>() as u64 <= p.fpstate);
-        let alt = Placement::new(0x7fff_0000_1238, Some(0x5000_0000));
-        assert_eq!(alt.fpstate, 0x5000_0000 - FPSTATE_SIZE);
+        let alt = Placement::new(0x7fff_0000_1238, Some(0x5000_0000), 512);
+        assert_eq!(alt.fpstate, 0x5000_0000 - 512);
+        let x = Placement::new(0x7fff_0000_1238, Some(0x5000_0000), 836);
+        assert_eq!(x.fpstate, (0x5000_0000 - 836) & !63);
     }
 
     #[test]

@@ -33,7 +33,7 @@ use super::numbers::Sysno;
 use super::{Errno, Process, SYSCALL_LEN};
 use crate::machine::GuestFault;
 use crate::mem::SharedMemory;
-use crate::signal::frame::{Placement, Plain, RtSigframe, Sigcontext, Siginfo, StackT, Ucontext, UC_FLAGS};
+use crate::signal::frame::{uc_flags, Placement, Plain, RtSigframe, Sigcontext, Siginfo, StackT, Ucontext};
 use crate::signal::{fpstate, interruptible};
 use crate::signals;
 
@@ -615,7 +615,7 @@ impl Process {
         let sp = state.gpr[RSP];
         let alt = flags & SA_ONSTACK != 0 && self.signals.altstack[2] != 0 && !self.signals.on_altstack(sp);
         let [ss_sp, _, ss_size] = self.signals.altstack;
-        let place = Placement::new(sp, alt.then(|| ss_sp.wrapping_add(ss_size)));
+        let place = Placement::new(sp, alt.then(|| ss_sp.wrapping_add(ss_size)), fpstate::size());
         let saved_mask = self.signals.suspended.take().unwrap_or(self.signals.mask);
         let mut mcontext = Sigcontext::from_state(state);
         mcontext.fpstate = place.fpstate;
@@ -631,7 +631,7 @@ impl Process {
         let stack = StackT { sp: ss_sp, flags: self.signals.altstack_flags(sp) as i32, _pad: 0, size: ss_size };
         let frame = RtSigframe {
             pretcode: restorer,
-            uc: Ucontext { flags: UC_FLAGS, link: 0, stack, mcontext, sigmask: saved_mask },
+            uc: Ucontext { flags: uc_flags(fpstate::xstate()), link: 0, stack, mcontext, sigmask: saved_mask },
             info,
         };
         if fpstate::save(state, &self.mem.lock(), place.fpstate).is_none()
@@ -654,6 +654,7 @@ impl Process {
         state.fpcw = GuestState::FPCW_DEFAULT;
         state.fpsw = 0;
         state.fptag = 0;
+        state.ymm_hi = [0; 16];
         state.rip = handler;
         if alt && self.signals.altstack[1] & SS_AUTODISARM != 0 {
             self.signals.altstack = [0, SS_DISABLE, 0];

@@ -33,6 +33,7 @@ use aarchx_pass::{OptionSpec, OptionValue, Options, Pass, PassContext, PassError
 use iced_x86::{Decoder, DecoderOptions, Instruction};
 
 pub use lift::Outcome;
+pub use system::{AVX_AREA, XCR0, XSAVE_AREA, XSAVE_HEADER};
 
 /// The pass's description.
 pub static INFO: PassInfo = PassInfo {

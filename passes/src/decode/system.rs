@@ -432,3 +432,6 @@ pub const XCR0: u64 = 0b111;
 pub const XSAVE_HEADER: u64 = 512;
 /// Where the AVX component (the YMM upper halves) starts (standard format).
 pub const AVX_AREA: u64 = 576;
+/// The size of the XSAVE area for XCR0 (standard format): the legacy
+/// region, the header and the AVX component's 256 bytes.
+pub const XSAVE_AREA: u64 = AVX_AREA + 256;
