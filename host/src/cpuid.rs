@@ -286,6 +286,48 @@ mod tests {
         assert_eq!(cpuid(0xd, 2), [256, 576, 0, 0]);
     }
 
+    /// xgetbv (`0f 01 d0`) lifted at V3 and run on the interpreter from
+    /// a state with ecx = `ecx`.
+    fn xgetbv(ecx: u64) -> (crate::machine::RegionExit, GuestState) {
+        use aarchx_pass::{GuestCode, MemoryModel, Pass, PassContext, TranslationConfig};
+        struct Code;
+        impl GuestCode for Code {
+            fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
+                let bytes = [0x0f, 0x01, 0xd0, 0x0f, 0x0b];
+                let from = (addr.saturating_sub(0x1000) as usize).min(bytes.len());
+                let n = buf.len().min(bytes.len() - from);
+                buf[..n].copy_from_slice(&bytes[from..from + n]);
+                n
+            }
+        }
+        let config = TranslationConfig {
+            memory_model: MemoryModel::Plain,
+            tso_vector: false,
+            cpu_level: CpuLevel::V3,
+            superblocks: false,
+        };
+        let mut region = aarchx_ir::Region::new(0x1000);
+        aarchx_passes::decode::Decode { max_insns: 1, follow: false }
+            .run(&PassContext { code: &Code, config: &config }, &mut region)
+            .expect("lifts xgetbv");
+        let mut s = GuestState { rip: 0x1000, ..GuestState::default() };
+        s.gpr[RCX] = ecx;
+        s.gpr[RAX] = u64::MAX;
+        s.gpr[RDX] = u64::MAX;
+        let exit = crate::interp::run_region(&region, &mut s, &mut crate::mem::GuestAccess);
+        (exit, s)
+    }
+
+    #[test]
+    fn xgetbv_reads_the_xcr0_leaf_0xd_reports() {
+        // ecx's upper half is not read.
+        let (_, s) = xgetbv(0xffff_ffff_0000_0000);
+        assert_eq!((s.gpr[RAX], s.gpr[RDX]), (u64::from(cpuid_at(CpuLevel::V3, 0xd, 0)[0]), 0));
+        assert_eq!(s.gpr[RAX], 7, "x87, SSE, AVX");
+        let (exit, _) = xgetbv(1);
+        assert!(matches!(exit, crate::machine::RegionExit::Trap { kind: aarchx_ir::TrapKind::Privileged }), "{exit:?}");
+    }
+
     #[test]
     fn baseline_features_only() {
         let cpuid = |leaf, subleaf| cpuid_at(CpuLevel::V1, leaf, subleaf);
