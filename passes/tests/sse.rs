@@ -267,7 +267,9 @@ fn unsupported_forms_trap_with_nothing_emitted() {
         |a| a.pshufw(mm0, mm1, 0),
         |a| a.cvtpi2ps(xmm0, mm1),
         |a| a.maskmovdqu(xmm0, xmm1),
-        |a| a.vpxor(xmm0, xmm1, xmm2),
+        |a| a.vmaskmovdqu(xmm0, xmm1),
+        // VAES: not x86-64-v3.
+        |a| a.vaesenc(ymm0, ymm1, ymm2),
     ];
     assert_traps(cases, CpuLevel::V3);
 }
@@ -302,6 +304,24 @@ fn forms_above_the_level_trap() {
     for (i, f) in v2.iter().enumerate() {
         let text = print(&lift_at(assemble(*f), 64, CpuLevel::V2));
         assert!(!text.contains("trap"), "case {i} at V2:\n{text}");
+    }
+}
+
+#[test]
+fn avx_forms_trap_below_v3() {
+    let v3: &[Asm] = &[
+        |a| a.vpxor(xmm0, xmm1, xmm2),
+        |a| a.vpaddd(ymm0, ymm1, ymmword_ptr(rax)),
+        |a| a.vzeroupper(),
+        |a| a.vpermq(ymm0, ymm1, 0x1b),
+        |a| a.vbroadcastss(ymm0, dword_ptr(rax)),
+        |a| a.xgetbv(),
+    ];
+    assert_traps(v3, CpuLevel::V2);
+    for (i, f) in v3.iter().enumerate() {
+        let text = print(&lift_at(assemble(*f), 64, CpuLevel::V3));
+        assert!(!text.contains("trap ill"), "case {i} at V3:
+{text}");
     }
 }
 
