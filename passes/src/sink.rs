@@ -48,6 +48,7 @@ fn movable(op: Opcode) -> bool {
                 | Format::IntCompare
                 | Format::FloatCompare
                 | Format::Ternary
+                | Format::TernaryImm
         )
 }
 

@@ -227,6 +227,17 @@ const SUPPORTED: &[(Asm, &[&str])] = &[
     (|a| a.cvtps2dq(xmm0, xmmword_ptr(rax)), &["load.v128", "fcvt_to_sint.i32x4 v3, 1"]),
     (|a| a.cvtps2pd(xmm0, qword_ptr(rax)), &["load.i64", "fconvert.f64x2"]),
     (|a| a.cvtpd2ps(xmm0, xmm1), &["fconvert.f32x4 v0"]),
+    // FMA3: the roles of 132 (op0 * op2 + op1), 213, 231; the negations.
+    (
+        |a| a.vfmadd132ps(xmm0, xmm1, xmm2),
+        &["v0 = get xmm0", "v1 = get xmm2", "v2 = get xmm1", "fma.f32x4 v0, v1, v2, 0"],
+    ),
+    (|a| a.vfmadd213pd(ymm0, ymm1, ymmword_ptr(rax)), &["fma.f64x2 v0, v1, v5, 0", "set ymmh0"]),
+    (|a| a.vfnmsub231ss(xmm3, xmm4, dword_ptr(rax)), &["load.i32", "fma.f32 ", ", 7", "insert_lane.f32x4"]),
+    (|a| a.vfmaddsub132pd(xmm0, xmm1, xmm2), &["fma.f64x2 v0, v1, v2, 2"]),
+    (|a| a.vfmsubadd231ps(xmm0, xmm1, xmm2), &["fma.f32x4 v0, v1, v2, 4"]),
+    (|a| a.vfnmadd213sd(xmm0, xmm1, xmm2), &["fma.f64 ", ", 1"]),
+    (|a| a.vfmsub132ss(xmm0, xmm1, xmm2), &["fma.f32 ", ", 6"]),
 ];
 
 #[test]

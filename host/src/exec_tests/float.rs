@@ -400,6 +400,9 @@ fn exception_flags_reach_mxcsr() {
             ("fdiv.f64", (0, 0), 0x1f81),
             ("fmul.f64", (MAX, TWO), 0x1fa8),
             ("fdiv.f64", (MIN_NORMAL, THREE), 0x1fb0),
+            // (1 - 2^-53) * 2^-1022 rounds (a tie, to even) to 2^-1022, but
+            // with an unbounded exponent it would stay below: tiny, UE.
+            ("fmul.f64", (0x3fef_ffff_ffff_ffff, MIN_NORMAL), 0x1fb0),
             ("fadd.f64", (SNAN_B, ONE), 0x1f81),
             ("fadd.f64", (QNAN_A, ONE), 0x1f80),
             // Signalling and quiet compares, minsd.
@@ -464,4 +467,49 @@ fn round_vector_lanes() {
     assert_eq!(vop("fround.f32x4, 11", &[v]), pack(32, [0x3f80_0000, 0xbf80_0000, 0x4000_0000, 0x8000_0000]));
     let d = pack(64, [0x4004_0000_0000_0000, 0xc004_0000_0000_0000]); // 2.5, -2.5
     assert_eq!(vop("fround.f64x2, 0", &[d]), pack(64, [TWO, MINUS_TWO_F64]));
+}
+
+/// `fma.f64x2` (negations `imm`) on xmm0 * xmm1 + xmm2, each lane pair
+/// given, then the value or (`then_mxcsr`) MXCSR from the default.
+fn fma_f64x2(imm: u16, [a, b, c]: [[u128; 2]; 3], then_mxcsr: bool) -> u128 {
+    let tail = if then_mxcsr { "\n v4 = get mxcsr" } else { "" };
+    eval(
+        &[("xmm0", pack(64, a)), ("xmm1", pack(64, b)), ("xmm2", pack(64, c))],
+        &format!("v0 = get xmm0\n v1 = get xmm1\n v2 = get xmm2\n v3 = fma.f64x2 v0, v1, v2, {imm}{tail}"),
+    )
+}
+
+#[test]
+#[cfg_attr(target_arch = "aarch64", ignore = "the JIT declines fma (docs/codegen.md)")]
+fn fused_multiply_add_rounds_once() {
+    // (1 + 2^-30)(1 - 2^-30) = 1 - 2^-60 exactly: fused with -1 it is
+    // -2^-60; the product alone rounds to 1 (2^-60 is below half an ulp
+    // of 1), so an unfused multiply and add would give 0.
+    const A: u128 = 0x3ff0_0000_0040_0000;
+    const B: u128 = 0x3fef_ffff_ff80_0000;
+    const TINY: u128 = 0x3c30_0000_0000_0000; // 2^-60
+    assert_eq!(binary("fmul.f64", (A, B)), ONE, "the product alone rounds to 1");
+    assert_eq!(fma_f64x2(0, [[A, A], [B, B], [MINUS_ONE, MINUS_ONE]], false), pack(64, [TINY | NEG_ZERO; 2]));
+    // vfmaddsub: the even lane subtracts its addend, the odd one adds it.
+    assert_eq!(fma_f64x2(2, [[A, A], [B, B], [ONE, MINUS_ONE]], false), pack(64, [TINY | NEG_ZERO; 2]));
+    // vfnmadd: -(a * b) + c.
+    assert_eq!(fma_f64x2(1, [[A, TWO], [B, TWO], [ONE, ONE]], false), pack(64, [TINY, 0xc008_0000_0000_0000]));
+    // vfnmsub: -(2 * 2) - 1 = -5; vfmsubadd: 2 * 2 + 1 = 5, 2 * 2 - 1 = 3.
+    let twice_two_and_one = [[TWO, TWO], [TWO, TWO], [ONE, ONE]];
+    assert_eq!(fma_f64x2(7, twice_two_and_one, false), pack(64, [0xc014_0000_0000_0000; 2]));
+    assert_eq!(fma_f64x2(4, twice_two_and_one, false), pack(64, [0x4014_0000_0000_0000, 0x4008_0000_0000_0000]));
+}
+
+#[test]
+#[cfg_attr(target_arch = "aarch64", ignore = "the JIT declines fma (docs/codegen.md)")]
+fn fused_multiply_add_nans() {
+    const QUIET_B: u128 = SNAN_B | 0x0008_0000_0000_0000;
+    // The first NaN of a, b, c, quieted, never negated (vfnmsub: imm 7).
+    assert_eq!(fma_f64x2(7, [[ONE, SNAN_B], [QNAN_A, QNAN_A], [SNAN_B, ONE]], false), pack(64, [QNAN_A, QUIET_B]));
+    // inf * 0 is invalid (the default NaN), but a NaN addend is returned
+    // as it is, without IE.
+    assert_eq!(fma_f64x2(0, [[INF, INF], [0, 0], [ONE, QNAN_A]], false), pack(64, [DEFAULT_NAN, QNAN_A]));
+    assert_eq!(fma_f64x2(0, [[INF, ONE], [0, ONE], [QNAN_A, ONE]], true), 0x1f80);
+    assert_eq!(fma_f64x2(0, [[INF, ONE], [0, ONE], [ONE, ONE]], true), 0x1f81);
+    assert_eq!(fma_f64x2(0, [[ONE, ONE], [ONE, ONE], [SNAN_B, ONE]], true), 0x1f81);
 }

@@ -1,5 +1,6 @@
 //! Floating-point ops with x86 SSE semantics under MXCSR, independent of
-//! the host's FPU: arithmetic with x86 NaN propagation, minimum and
+//! the host's FPU: arithmetic (fused multiply-add included) with x86 NaN
+//! propagation, minimum and
 //! maximum, comparison, rounding to integral values, and the float/integer
 //! and float/float conversions
 //! (scalar and vector forms), each rounded by MXCSR.RC, with DAZ, FTZ and
@@ -177,32 +178,59 @@ fn nan_operands(ty: Type, operands: &[u128]) -> Option<(u128, u32)> {
     Some((first | quiet_bit(ty), ie))
 }
 
-/// `op` on finite or infinite `a` and `b` in the IEEE type `T`, rounded
-/// by `round`, with its flags (no DE: the caller adds it).
-fn ieee<T: Float + FloatConvert<X>>(op: Opcode, a: u128, b: u128, round: Round) -> (u128, u32) {
-    let (x, y) = (T::from_bits(a), T::from_bits(b));
-    let run = |x: T, y: T, round: Round| match op {
+/// `op` on `x` and `y` (and the addend `z` for `fma`) in the IEEE type
+/// `F`, rounded by `round`.
+fn apply<F: Float>(op: Opcode, x: F, y: F, z: F, round: Round) -> StatusAnd<F> {
+    match op {
         Opcode::Fadd => x.add_r(y, round),
         Opcode::Fsub => x.sub_r(y, round),
         Opcode::Fmul => x.mul_r(y, round),
         Opcode::Fdiv => x.div_r(y, round),
-        _ => unreachable!("{op} is not a two-operand float op"),
-    };
-    let r: StatusAnd<T> = run(x, y, round);
+        Opcode::Fma => x.mul_add_r(y, z, round),
+        _ => unreachable!("{op} is not an IEEE arithmetic op"),
+    }
+}
+
+/// `op` on finite or infinite `a`, `b` (and `c` for `fma`) in the IEEE
+/// type `T`, rounded by `round`, with its flags (no DE: the caller adds it).
+fn ieee<T: Float + FloatConvert<X>>(op: Opcode, [a, b, c]: [u128; 3], round: Round) -> (u128, u32)
+where
+    X: FloatConvert<T>,
+{
+    let (x, y, z) = (T::from_bits(a), T::from_bits(b), T::from_bits(c));
+    let r = apply(op, x, y, z, round);
     let mut flags = u32::from(status_flags(r.status));
-    // apfloat reports an overflow that rounds to the largest finite value
-    // as inexact only: the exact result, truncated in the wider format,
-    // says whether it is beyond the type's largest binade.
-    if r.status == Status::INEXACT && r.value.abs().to_bits() == T::largest().to_bits() {
-        let wide = |v: T| -> X { v.convert_r(Round::NearestTiesToEven, &mut false).value };
-        let exact = match op {
-            Opcode::Fadd => wide(x).add_r(wide(y), Round::TowardZero),
-            Opcode::Fsub => wide(x).sub_r(wide(y), Round::TowardZero),
-            Opcode::Fmul => wide(x).mul_r(wide(y), Round::TowardZero),
-            _ => wide(x).div_r(wide(y), Round::TowardZero),
-        };
-        if exact.value.ilogb() > T::largest().ilogb() {
+    // The exact result rounded to odd in the wider format (truncated, its
+    // last bit set when that was inexact): 64 bits, enough for a second
+    // rounding to the type's precision to be the correct one.
+    let wide = |v: T| -> X { v.convert_r(Round::NearestTiesToEven, &mut false).value };
+    let exact = || {
+        let t = apply(op, wide(x), wide(y), wide(z), Round::TowardZero);
+        if t.status.contains(Status::INEXACT) {
+            X::from_bits(t.value.to_bits() | 1)
+        } else {
+            t.value
+        }
+    };
+    if r.status == Status::INEXACT {
+        let magnitude = r.value.abs().to_bits();
+        // apfloat reports an overflow that rounds to the largest finite
+        // value as inexact only: the exact result is beyond the type's
+        // largest binade.
+        if magnitude == T::largest().to_bits() && exact().ilogb() > T::largest().ilogb() {
             flags |= u32::from(x87_value::OE);
+        }
+        // x86 detects tininess after rounding to the type's precision with
+        // an unbounded exponent, apfloat with the type's exponent range: a
+        // result of the smallest normal magnitude is tiny when the exact
+        // one, so rounded (scaled into the normal range), is below it.
+        let smallest = T::smallest_normalized();
+        if magnitude == smallest.to_bits() {
+            const SCALE: i32 = 64;
+            let unbounded: T = exact().scalbn(SCALE).convert_r(round, &mut false).value;
+            if unbounded.abs() < smallest.scalbn(SCALE) {
+                flags |= UE;
+            }
         }
     }
     if flags & IE != 0 {
@@ -211,17 +239,13 @@ fn ieee<T: Float + FloatConvert<X>>(op: Opcode, a: u128, b: u128, round: Round) 
     (r.value.to_bits(), flags)
 }
 
-/// One lane of `fadd fsub fmul fdiv fsqrt` (`fsqrt` ignores `b`).
-fn arith_lane(env: &Env, op: Opcode, ty: Type, a: u128, b: u128) -> (u128, u32) {
-    let (a, b) = (env.operand(ty, a), env.operand(ty, b));
-    let operands: &[u128] = if op == Opcode::Fsqrt { &[a] } else { &[a, b] };
-    if let Some(n) = nan_operands(ty, operands) {
-        return n;
-    }
-    let (r, flags) = match op {
-        Opcode::Fsqrt => return sqrt_lane(env, ty, a),
-        _ if ty == Type::F32 => ieee::<Single>(op, a, b, env.round()),
-        _ if ty == Type::F64 => ieee::<Double>(op, a, b, env.round()),
+/// The finite or infinite result of `op` on `operands` (already read
+/// under DAZ, none a NaN) and its flags, DE, tininess and FTZ included;
+/// x86's default NaN for an invalid operation.
+fn finite_lane(env: &Env, op: Opcode, ty: Type, operands: [u128; 3], used: usize) -> (u128, u32) {
+    let (r, flags) = match ty {
+        Type::F32 => ieee::<Single>(op, operands, env.round()),
+        Type::F64 => ieee::<Double>(op, operands, env.round()),
         _ => not_float(ty),
     };
     if flags & IE != 0 {
@@ -231,7 +255,39 @@ fn arith_lane(env: &Env, op: Opcode, ty: Type, a: u128, b: u128) -> (u128, u32) 
     if flags & ZE != 0 {
         return (r, ZE);
     }
-    env.result(ty, r, flags | denormal_flag(ty, operands))
+    env.result(ty, r, flags | denormal_flag(ty, &operands[..used]))
+}
+
+/// One lane of `fadd fsub fmul fdiv fsqrt` (`fsqrt` ignores `b`).
+fn arith_lane(env: &Env, op: Opcode, ty: Type, a: u128, b: u128) -> (u128, u32) {
+    let (a, b) = (env.operand(ty, a), env.operand(ty, b));
+    let operands: &[u128] = if op == Opcode::Fsqrt { &[a] } else { &[a, b] };
+    if let Some(n) = nan_operands(ty, operands) {
+        return n;
+    }
+    if op == Opcode::Fsqrt {
+        return sqrt_lane(env, ty, a);
+    }
+    finite_lane(env, op, ty, [a, b, 0], 2)
+}
+
+/// `fma` on lane `i` of type `ty` (see the op for `imm`): with a NaN
+/// operand, the first of `a`, `b`, `c` quieted (the negations do not
+/// touch it); else `a * b + c` with the product and the addend negated
+/// as `imm` says, rounded once.
+pub fn fma(env: &mut Env, ty: Type, [a, b, c]: [u128; 3], imm: u16, i: u32) -> u128 {
+    let operands = [a, b, c].map(|x| env.operand(ty, x));
+    let r = match nan_operands(ty, &operands) {
+        Some(n) => n,
+        None => {
+            let negate = |x: u128, yes: bool| if yes { x ^ sign_bit(ty) } else { x };
+            let addend_bit = if i % 2 == 0 { 2 } else { 4 };
+            let [a, b, c] = operands;
+            let (na, nc) = (negate(a, imm & 1 != 0), negate(c, imm & addend_bit != 0));
+            finite_lane(env, Opcode::Fma, ty, [na, b, nc], 3)
+        }
+    };
+    env.raise(r)
 }
 
 /// sqrtss/sqrtsd of a non-NaN `a`: the x87's exact square root at the

@@ -30,6 +30,13 @@ pub fn zip(ty: Type, a: u128, b: u128, mut f: impl FnMut(u32, u128, u128) -> u12
     from_lanes(bits, (0..ty.lanes()).map(|i| f(bits, lane(a, bits, i), lane(b, bits, i))))
 }
 
+/// `f(lane_index, [a_lane, b_lane, c_lane])` applied to every lane of
+/// `a`, `b` and `c` (shape `ty`).
+pub fn zip3(ty: Type, [a, b, c]: [u128; 3], mut f: impl FnMut(u32, [u128; 3]) -> u128) -> u128 {
+    let bits = ty.lane_bits();
+    from_lanes(bits, (0..ty.lanes()).map(|i| f(i, [a, b, c].map(|x| lane(x, bits, i)))))
+}
+
 /// A comparison outcome as a lane of `ty`: i1 1 for scalars, an all-ones
 /// lane for vectors; 0 when false.
 pub fn truth(ty: Type, holds: bool) -> u128 {

@@ -251,6 +251,7 @@ fn eval<M: Machine>(
         Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv | Opcode::Fmin | Opcode::Fmax => {
             lanes::zip(ty, arg(0), arg(1), |_, a, b| float::arith(env, d.op, float_lane, a, b))
         }
+        Opcode::Fma => lanes::zip3(ty, [arg(0), arg(1), arg(2)], |i, abc| float::fma(env, float_lane, abc, d.aux, i)),
         Opcode::Fsqrt => lanes::map(ty, arg(0), |_, a| float::arith(env, d.op, float_lane, a, 0)),
         Opcode::Fround => lanes::map(ty, arg(0), |_, a| float::round(env, float_lane, a, d.aux)),
         Opcode::Fcmp => {

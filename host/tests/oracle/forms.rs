@@ -499,6 +499,67 @@ pub const AVX_ONLY: &[Mnemonic] = {
         M::Vpgatherdq,
         M::Vpgatherqd,
         M::Vpgatherqq,
+        // FMA3.
+        M::Vfmadd132ps,
+        M::Vfmadd132pd,
+        M::Vfmadd132ss,
+        M::Vfmadd132sd,
+        M::Vfmadd213ps,
+        M::Vfmadd213pd,
+        M::Vfmadd213ss,
+        M::Vfmadd213sd,
+        M::Vfmadd231ps,
+        M::Vfmadd231pd,
+        M::Vfmadd231ss,
+        M::Vfmadd231sd,
+        M::Vfmsub132ps,
+        M::Vfmsub132pd,
+        M::Vfmsub132ss,
+        M::Vfmsub132sd,
+        M::Vfmsub213ps,
+        M::Vfmsub213pd,
+        M::Vfmsub213ss,
+        M::Vfmsub213sd,
+        M::Vfmsub231ps,
+        M::Vfmsub231pd,
+        M::Vfmsub231ss,
+        M::Vfmsub231sd,
+        M::Vfnmadd132ps,
+        M::Vfnmadd132pd,
+        M::Vfnmadd132ss,
+        M::Vfnmadd132sd,
+        M::Vfnmadd213ps,
+        M::Vfnmadd213pd,
+        M::Vfnmadd213ss,
+        M::Vfnmadd213sd,
+        M::Vfnmadd231ps,
+        M::Vfnmadd231pd,
+        M::Vfnmadd231ss,
+        M::Vfnmadd231sd,
+        M::Vfnmsub132ps,
+        M::Vfnmsub132pd,
+        M::Vfnmsub132ss,
+        M::Vfnmsub132sd,
+        M::Vfnmsub213ps,
+        M::Vfnmsub213pd,
+        M::Vfnmsub213ss,
+        M::Vfnmsub213sd,
+        M::Vfnmsub231ps,
+        M::Vfnmsub231pd,
+        M::Vfnmsub231ss,
+        M::Vfnmsub231sd,
+        M::Vfmaddsub132ps,
+        M::Vfmaddsub132pd,
+        M::Vfmaddsub213ps,
+        M::Vfmaddsub213pd,
+        M::Vfmaddsub231ps,
+        M::Vfmaddsub231pd,
+        M::Vfmsubadd132ps,
+        M::Vfmsubadd132pd,
+        M::Vfmsubadd213ps,
+        M::Vfmsubadd213pd,
+        M::Vfmsubadd231ps,
+        M::Vfmsubadd231pd,
     ]
 };
 
@@ -537,7 +598,7 @@ fn vex_forms() -> &'static HashMap<Mnemonic, Mnemonic> {
     })
 }
 
-/// Whether `m` is an AVX or AVX2 vector instruction the lifter implements.
+/// Whether `m` is an AVX, AVX2 or FMA3 vector instruction the lifter implements.
 pub fn is_avx(m: Mnemonic) -> bool {
     AVX_ONLY.contains(&m) || vex_forms().contains_key(&m)
 }
@@ -547,11 +608,12 @@ fn sse_of(m: Mnemonic) -> Option<Mnemonic> {
     vex_forms().get(&m).copied()
 }
 
-/// Whether an encoding's CPUID features are those of AVX and AVX2 (with
-/// the 128-bit VEX forms of AES-NI and pclmulqdq), not VAES and others.
+/// Whether an encoding's CPUID features are those of AVX, AVX2 and FMA3
+/// (with the 128-bit VEX forms of AES-NI and pclmulqdq), not VAES and
+/// others.
 fn avx_features(code: Code) -> bool {
     use iced_x86::CpuidFeature as F;
-    code.cpuid_features().iter().all(|f| matches!(f, F::AVX | F::AVX2 | F::AES | F::PCLMULQDQ))
+    code.cpuid_features().iter().all(|f| matches!(f, F::AVX | F::AVX2 | F::FMA | F::AES | F::PCLMULQDQ))
 }
 
 /// Encodings left out on purpose: their result is undefined, or they are

@@ -24,6 +24,8 @@ pub enum Format {
     Ternary,
     /// `vN = op.T vA, IMM`: a 16-bit immediate in `aux`.
     UnaryImm,
+    /// `vN = op.T vA, vB, vC, IMM`.
+    TernaryImm,
     /// `vN = op.T vA, vB, IMM`.
     BinaryImm,
     /// `vN = icmp.T COND vA, vB`.
@@ -121,7 +123,7 @@ impl Format {
             | Format::FloatCompare
             | Format::Store
             | Format::AtomicRmw => 2,
-            Format::Ternary => 3,
+            Format::Ternary | Format::TernaryImm => 3,
         }
     }
 }
@@ -383,6 +385,14 @@ declare_ops! {
     /// Carry-less product of one 64-bit half of vA (IMM bit 0: high) and
     /// one of vB (IMM bit 4: high), as 128 bits (pclmulqdq).
     Clmul = "clmul", BinaryImm;
+    /// Fused multiply-add with x86 NaN rules (lane-wise on vectors): vA *
+    /// vB + vC with one rounding, IMM bit 0 negating the product, bit 1
+    /// the addend of the even lanes (lane 0 of a scalar), bit 2 that of
+    /// the odd lanes (vfmadd, vfmsub, vfnmadd, vfnmsub, vfmaddsub,
+    /// vfmsubadd). A NaN operand gives the first NaN of vA, vB, vC,
+    /// quieted and never negated; inf * 0 with no NaN is invalid.
+    /// Computes under MXCSR as the ops `fadd` to `fconvert` do.
+    Fma = "fma", TernaryImm;
 }
 
 impl Opcode {
@@ -399,8 +409,8 @@ impl Opcode {
         self.format().is_terminator()
     }
 
-    /// Whether this is one of the SSE float ops (`fadd` to `fconvert`, and
-    /// `fround`),
+    /// Whether this is one of the SSE float ops (`fadd` to `fconvert`,
+    /// `fround` and `fma`),
     /// which compute under the guest's MXCSR as the SSE instruction does:
     /// rounding by RC, denormal operands read as zero under DAZ, tiny
     /// results flushed to zero under FTZ (when underflow is masked). Each
@@ -427,6 +437,7 @@ impl Opcode {
                 | Opcode::SintToF
                 | Opcode::Fconvert
                 | Opcode::Fround
+                | Opcode::Fma
         )
     }
 

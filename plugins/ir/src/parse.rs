@@ -176,7 +176,7 @@ fn parse_inst(body: &str) -> Result<(InstData, [Option<u32>; 3]), String> {
                 data.args[2] = dead as u32;
             }
         }
-        Format::UnaryImm | Format::BinaryImm => {
+        Format::UnaryImm | Format::BinaryImm | Format::TernaryImm => {
             let w = take(&mut words)?;
             data.aux = parse_u64(w)
                 .and_then(|v| u16::try_from(v).ok())

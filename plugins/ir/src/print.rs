@@ -71,6 +71,7 @@ fn write_inst(out: &mut dyn Write, d: &InstData, name: u32, names: &[u32]) -> fm
         Format::Binary => write!(out, "{op}.{ty} v{}, v{}", val(0), val(1)),
         Format::Ternary => write!(out, "{op}.{ty} v{}, v{}, v{}", val(0), val(1), val(2)),
         Format::UnaryImm => write!(out, "{op}.{ty} v{}, {aux}", val(0)),
+        Format::TernaryImm => write!(out, "{op}.{ty} v{}, v{}, v{}, {aux}", val(0), val(1), val(2)),
         Format::BinaryImm => write!(out, "{op}.{ty} v{}, v{}, {aux}", val(0), val(1)),
         Format::IntCompare => write!(out, "{op}.{ty} {} v{}, v{}", name_of(IntCond::from_u16(aux)), val(0), val(1)),
         Format::FloatCompare => {

@@ -392,6 +392,11 @@ impl<'r> Builder<'r> {
         self.make(op, ty, 0, [a.0, b.0, c.0])
     }
 
+    pub fn ternary_imm(&mut self, op: Opcode, ty: Type, a: Value, b: Value, c: Value, imm: u16) -> Value {
+        debug_assert_eq!(op.format(), Format::TernaryImm);
+        self.make(op, ty, imm, [a.0, b.0, c.0])
+    }
+
     pub fn unary_imm(&mut self, op: Opcode, ty: Type, a: Value, imm: u16) -> Value {
         debug_assert_eq!(op.format(), Format::UnaryImm);
         self.make(op, ty, imm, [a.0, 0, 0])

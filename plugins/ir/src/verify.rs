@@ -253,6 +253,13 @@ fn check_types(region: &Region, d: &InstData) -> Result<(), String> {
                 expect(1, ty)?;
             }
         },
+        Format::TernaryImm => {
+            let float = ty.is_float() || (ty.is_vector() && ty.lane_type().is_float());
+            known(float && d.aux <= 7, "negation mask")?;
+            for i in 0..3 {
+                expect(i, ty)?;
+            }
+        }
         Format::Ternary => {
             if d.op == Opcode::Select {
                 expect(0, Type::I1)?;

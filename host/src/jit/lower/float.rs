@@ -89,6 +89,10 @@ impl Lowerer<'_> {
             Opcode::SintToF => self.from_sint(v, d),
             Opcode::Fconvert => self.fconvert(v, d),
             Opcode::Fround => self.fround(v, d),
+            // Declined, `fma` among them (docs/codegen.md): arm64's fused
+            // ops propagate the addend's NaN first and negate NaN operands,
+            // where x86 takes the first multiplicand's unchanged, with no
+            // IOC to tell.
             _ => false,
         };
         if ok {

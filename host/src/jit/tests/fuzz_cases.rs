@@ -128,7 +128,7 @@ impl Drop for Buffer {
 
 /// The ops docs/codegen.md says the backend does not lower (`fround` only
 /// in a directed mode with the precision exception wanted).
-const EXPECTED_DECLINES: &[Opcode] = &[Opcode::AtomicCas, Opcode::Fround];
+const EXPECTED_DECLINES: &[Opcode] = &[Opcode::AtomicCas, Opcode::Fround, Opcode::Fma];
 
 /// How one case ended on the JIT.
 enum Outcome {

@@ -8,14 +8,15 @@
 //! writes land after both halves are computed, so the upper half reads
 //! the sources as they were. The instructions with no SSE counterpart
 //! (broadcasts, 128-bit lane moves, cross-lane permutes, per-element
-//! shifts, masked moves, gathers, vzeroupper) are lifted here.
+//! shifts, masked moves, gathers, vzeroupper) are lifted here, FMA3 in
+//! [`fma`].
 
 use aarchx_ir::{IntCond, Opcode, Reg, TrapKind, Type, Value};
 use iced_x86::{CpuidFeature, Mnemonic, OpCodeOperandKind, OpKind};
 
 use super::super::lift::Outcome;
 use super::super::operand::{vec_num, L};
-use super::shape;
+use super::{fma, shape};
 
 /// How the SSE code sees a VEX instruction's operands: the view's state
 /// while one instruction is lifted.
@@ -104,14 +105,14 @@ fn halves(m: Mnemonic) -> Option<(u8, u16, bool)> {
 }
 
 impl L<'_, '_> {
-    /// Lifts a VEX-encoded vector instruction of AVX or AVX2 (with AES-NI
-    /// and pclmulqdq, their 128-bit VEX forms); anything else, such as
+    /// Lifts a VEX-encoded vector instruction of AVX, AVX2 or FMA3 (with
+    /// AES-NI and pclmulqdq, their 128-bit VEX forms); anything else, such as
     /// the 256-bit VAES forms, is unsupported.
     pub(super) fn avx(&mut self, m: Mnemonic) -> Outcome {
         use CpuidFeature as F;
         use Mnemonic as M;
         use Type as T;
-        let known = |f: &CpuidFeature| matches!(f, F::AVX | F::AVX2 | F::AES | F::PCLMULQDQ);
+        let known = |f: &CpuidFeature| matches!(f, F::AVX | F::AVX2 | F::FMA | F::AES | F::PCLMULQDQ);
         if !self.i.cpuid_features().iter().all(known) || !self.xoperands_ok() {
             return Outcome::Unsupported;
         }
@@ -166,9 +167,10 @@ impl L<'_, '_> {
             M::Vpmovmskb if wide => self.vmovmsk(T::I8X16),
             M::Vmovmskps if wide => self.vmovmsk(T::I32X4),
             M::Vmovmskpd if wide => self.vmovmsk(T::I64X2),
-            _ => match legacy(m) {
-                Some(l) => self.vlanes(l),
-                None => Outcome::Unsupported,
+            _ => match (fma::form(m), legacy(m)) {
+                (Some(f), _) => self.fma(f),
+                (None, Some(l)) => self.vlanes(l),
+                (None, None) => Outcome::Unsupported,
             },
         };
         if out == Outcome::Next {
@@ -205,7 +207,7 @@ impl L<'_, '_> {
     }
 
     /// Runs `lift` once, or once per half of a 256-bit form.
-    fn vlanes_with(&mut self, mut lift: impl FnMut(&mut Self) -> Outcome) -> Outcome {
+    pub(super) fn vlanes_with(&mut self, mut lift: impl FnMut(&mut Self) -> Outcome) -> Outcome {
         let halves = if self.is_wide() { 2 } else { 1 };
         for half in 0..halves {
             self.vex.half = half;

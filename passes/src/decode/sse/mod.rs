@@ -3,7 +3,7 @@
 //! vector instructions of x86-64-v2 (SSE3, SSSE3, SSE4.1, SSE4.2), in the
 //! tables where they fit, in [`v2`] where they do not, and the string
 //! compares in [`string_compare`]; their VEX forms (AVX, AVX2) through the
-//! operand view of [`avx`]. Only the XMM and YMM
+//! operand view of [`avx`], which also lifts FMA3 ([`fma`]). Only the XMM and YMM
 //! forms: an MMX (mm register) operand makes any of them unsupported.
 //!
 //! Most instructions share one of three shapes and are table-driven:
@@ -23,6 +23,7 @@
 
 mod avx;
 mod float;
+mod fma;
 mod int;
 mod moves;
 mod string_compare;
