@@ -331,8 +331,7 @@ fn avx_forms_trap_below_v3() {
     assert_traps(v3, CpuLevel::V2);
     for (i, f) in v3.iter().enumerate() {
         let text = print(&lift_at(assemble(*f), 64, CpuLevel::V3));
-        assert!(!text.contains("trap ill"), "case {i} at V3:
-{text}");
+        assert!(!text.contains("trap ill"), "case {i} at V3:\n{text}");
     }
 }
 
