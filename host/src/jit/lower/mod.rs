@@ -442,7 +442,9 @@ impl<'r> Lowerer<'r> {
             | O::FcvtToSint
             | O::SintToF
             | O::Fconvert
-            | O::Fround => self.float_op(v, &d),
+            | O::Fround
+            | O::FcvtFromF16
+            | O::FcvtToF16 => self.float_op(v, &d),
             O::Select | O::Bitcast => self.generic_op(v, &d),
             O::Crc32c => self.crc32c(v, &d),
             O::AesEnc | O::AesEncLast | O::AesDec | O::AesDecLast | O::AesImc | O::AesKeygen | O::Clmul => {
