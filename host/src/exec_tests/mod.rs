@@ -13,6 +13,7 @@
 //! - [`int`]: scalar integer ops, compares, width changes, i128.
 //! - [`float`]: scalar and vector float ops with x86 NaN rules.
 //! - [`fenv`]: float ops under each rounding mode and FTZ with DAZ.
+//! - [`half`]: the F16C conversions between f16 and f32.
 //! - [`vector`]: integer vector lanes, shuffles, packs and lane moves.
 //! - [`regions`]: whole regions: control flow, memory, atomics, state.
 //! - [`count`]: instrumentation counters.
@@ -22,6 +23,7 @@ mod count;
 mod crypto;
 mod fenv;
 mod float;
+mod half;
 mod int;
 mod regions;
 mod vector;

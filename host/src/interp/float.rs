@@ -25,10 +25,10 @@ use crate::x87::arith as x87_arith;
 use crate::x87::value::{self as x87_value, status_flags, Format, X};
 
 /// MXCSR's exception flags (bits 0-5); the mask of each is 7 bits above.
-const IE: u32 = 0x01;
-const DE: u32 = 0x02;
+pub(super) const IE: u32 = 0x01;
+pub(super) const DE: u32 = 0x02;
 const ZE: u32 = 0x04;
-const UE: u32 = 0x10;
+pub(super) const UE: u32 = 0x10;
 const PE: u32 = 0x20;
 /// The exceptions detected before the operation: when one of them is
 /// unmasked, the instruction traps without looking at the result.
@@ -50,7 +50,7 @@ impl Env {
     }
 
     /// The exceptions that are unmasked.
-    fn unmasked(&self) -> u32 {
+    pub(super) fn unmasked(&self) -> u32 {
         !(self.mxcsr >> 7) & 0x3f
     }
 
@@ -60,13 +60,13 @@ impl Env {
         ((self.mxcsr >> 13 & 3) as u16) << 10 | pc << 8 | 0x3f
     }
 
-    fn round(&self) -> Round {
+    pub(super) fn round(&self) -> Round {
         x87_value::rounding(self.fpcw(3))
     }
 
     /// `raw` as the op reads it: zero of its sign when it is a denormal
     /// and DAZ is set.
-    fn operand(&self, ty: Type, raw: u128) -> u128 {
+    pub(super) fn operand(&self, ty: Type, raw: u128) -> u128 {
         if self.mxcsr & DAZ != 0 && is_denormal(ty, raw) {
             raw & sign_bit(ty)
         } else {
@@ -91,7 +91,7 @@ impl Env {
     }
 
     /// Gathers one lane's flags, returning its value.
-    fn raise(&mut self, (value, flags): (u128, u32)) -> u128 {
+    pub(super) fn raise(&mut self, (value, flags): (u128, u32)) -> u128 {
         self.flags |= flags;
         value
     }

@@ -6,8 +6,9 @@
 //! This module owns the driver: the value array, block order and the
 //! terminators, guest state, memory and helper calls, and the dispatch of
 //! each opcode to its family: `int` (integer lane ops), `float` (x86 SSE
-//! floating point), `vector` (shape-changing vector ops) and `crypto`
-//! (AES rounds, carry-less multiply), over the lane helpers of `lanes`.
+//! floating point), `half` (the f16 conversions), `vector` (shape-changing
+//! vector ops) and `crypto` (AES rounds, carry-less multiply), over the
+//! lane helpers of `lanes`.
 //!
 //! A guest memory access that faults (see `crate::signal::probe`), by the
 //! region or a helper it calls, stops the region at the faulting
@@ -16,6 +17,7 @@
 
 mod crypto;
 mod float;
+mod half;
 mod lanes;
 mod vector;
 
@@ -261,6 +263,8 @@ fn eval<M: Machine>(
         Opcode::FcvtToSint => float::to_sint(env, ty, arg_type(0), arg(0), d.aux),
         Opcode::SintToF => float::from_sint(env, ty, arg_type(0), arg(0)),
         Opcode::Fconvert => float::convert(env, ty, arg(0)),
+        Opcode::FcvtFromF16 => half::from_f16(env, arg(0)),
+        Opcode::FcvtToF16 => half::to_f16(env, arg(0), d.aux),
         Opcode::Call => {
             machine.helper(Helper::from_u16(d.aux).expect("valid helper"), state);
             0

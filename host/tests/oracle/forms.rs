@@ -560,6 +560,9 @@ pub const AVX_ONLY: &[Mnemonic] = {
         M::Vfmsubadd213pd,
         M::Vfmsubadd231ps,
         M::Vfmsubadd231pd,
+        // F16C.
+        M::Vcvtph2ps,
+        M::Vcvtps2ph,
     ]
 };
 
@@ -608,12 +611,12 @@ fn sse_of(m: Mnemonic) -> Option<Mnemonic> {
     vex_forms().get(&m).copied()
 }
 
-/// Whether an encoding's CPUID features are those of AVX, AVX2 and FMA3
-/// (with the 128-bit VEX forms of AES-NI and pclmulqdq), not VAES and
-/// others.
+/// Whether an encoding's CPUID features are those of AVX, AVX2, FMA3 and
+/// F16C (with the 128-bit VEX forms of AES-NI and pclmulqdq), not VAES
+/// and others.
 fn avx_features(code: Code) -> bool {
     use iced_x86::CpuidFeature as F;
-    code.cpuid_features().iter().all(|f| matches!(f, F::AVX | F::AVX2 | F::FMA | F::AES | F::PCLMULQDQ))
+    code.cpuid_features().iter().all(|f| matches!(f, F::AVX | F::AVX2 | F::FMA | F::AES | F::PCLMULQDQ | F::F16C))
 }
 
 /// Encodings left out on purpose: their result is undefined, or they are
@@ -816,6 +819,9 @@ fn immediates(m: Mnemonic, vex: bool, bits: u32, width: u32, rng: &mut Rng) -> V
         M::Palignr => vec![0, 1, 8, 15, 16, 17, 31, 32, 0xff],
         M::Rorx => vec![0, 1, 7, 31, 33, 63, 0xff],
         M::Roundss | M::Roundsd | M::Roundps | M::Roundpd => (0..16).collect(),
+        // Every rounding selection (bits 1:0, bit 2 for MXCSR.RC), and
+        // bits above them, which vcvtps2ph ignores.
+        M::Vcvtps2ph => vec![0, 1, 2, 3, 4, 5, 6, 7, 0x08, 0xfb, 0xf4, random(rng) & 0xff],
         // Each pair of halves, and bits pclmulqdq ignores.
         M::Pclmulqdq => vec![0x00, 0x01, 0x10, 0x11, 0xee, 0xff],
         M::Aeskeygenassist => vec![0x00, 0x01, 0x1b, 0x36, 0x80, 0xff, random(rng) & 0xff],

@@ -555,6 +555,9 @@ fn steer(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
         }
         M::Xsave | M::Xsave64 | M::Xrstor | M::Xrstor64 => steer_xsave(insn, layout, rng, case),
         _ if insn.memory_index().is_xmm() || insn.memory_index().is_ymm() => steer_gather(insn, layout, rng, case),
+        M::Vcvtph2ps | M::Vcvtps2ph if rng.one_in(4) => {}
+        M::Vcvtph2ps => steer_f16c(insn, layout, case, 16, || u128::from(f16_bits(rng))),
+        M::Vcvtps2ph => steer_f16c(insn, layout, case, 32, || u128::from(f32_near_f16(rng))),
         // Start, length and index within and around the width, now and then.
         M::Bextr if rng.one_in(2) => write_op(case, layout, insn, 2, u128::from(rng.below(70) | rng.below(70) << 8)),
         M::Bzhi if rng.one_in(2) => write_op(case, layout, insn, 2, u128::from(rng.below(70))),
@@ -593,6 +596,48 @@ fn steer_gather(insn: &Instruction, layout: &Layout, rng: &mut Rng, case: &mut C
     };
     case.state.xmm[n] = index(rng);
     case.state.ymm_hi[n] = index(rng);
+}
+
+/// An f16, often special: zeros, denormals, the smallest normal, the
+/// largest finite, infinities, NaNs quiet and signalling with random
+/// payloads, of either sign; else random bits.
+fn f16_bits(rng: &mut Rng) -> u16 {
+    let sign = if rng.one_in(2) { 0x8000 } else { 0 };
+    let fraction = rng.next() as u16 & 0x3ff;
+    sign | match rng.below(8) {
+        0 => rng.pick(&[0x0000, 0x0001, 0x03ff, 0x0400, 0x3c00, 0x7bff, 0x7c00, 0x7e00, 0x7c01, 0x7dff]),
+        1 => fraction,
+        2 => 0x7c00 | fraction.max(1),
+        _ => rng.next() as u16 & 0x7fff,
+    }
+}
+
+/// An f32 near the edges of the f16 range: about the largest finite
+/// (65504) and where rounding reaches infinity (65520), the smallest
+/// normal (2^-14) and the smallest denormal (2^-24) and half of it, each
+/// give or take a few units in the last place of either format; else as
+/// [`f32_bits`].
+fn f32_near_f16(rng: &mut Rng) -> u32 {
+    let sign = if rng.one_in(2) { 1 << 31 } else { 0 };
+    let edge: u32 = rng.pick(&[0x477f_e000, 0x477f_f000, 0x3880_0000, 0x3380_0000, 0x3300_0000]);
+    let step = if rng.one_in(2) { 1 } else { 1 << 12 };
+    let offset = (rng.below(9) as u32).wrapping_sub(4).wrapping_mul(step);
+    match rng.below(3) {
+        0 => f32_bits(rng),
+        _ => sign | edge.wrapping_add(offset),
+    }
+}
+
+/// vcvtph2ps, vcvtps2ph: the source's elements of `bits` bits (its YMM
+/// upper half too) drawn by `element`.
+fn steer_f16c(insn: &Instruction, layout: &Layout, case: &mut Case, bits: u32, mut element: impl FnMut() -> u128) {
+    let mut lanes = |count: usize| (0..count).fold(0u128, |acc, i| acc | element() << (bits as usize * i));
+    let bytes = op_size(insn, 1);
+    let low = lanes(bytes.min(16) * 8 / bits as usize);
+    write_op(case, layout, insn, 1, low);
+    if insn.op_kind(1) == OpKind::Register && insn.op_register(1).is_ymm() {
+        case.state.ymm_hi[insn.op_register(1).number()] = lanes(128 / bits as usize);
+    }
 }
 
 /// xsave, xrstor: a requested-feature bitmap (edx:eax) within this CPU

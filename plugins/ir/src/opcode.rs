@@ -393,6 +393,18 @@ declare_ops! {
     /// quieted and never negated; inf * 0 with no NaN is invalid.
     /// Computes under MXCSR as the ops `fadd` to `fconvert` do.
     Fma = "fma", TernaryImm;
+    /// The four f16 in the low 64 bits of vA as the four lanes of an
+    /// f32x4 (vcvtph2ps): exact; a NaN keeps its sign and payload (at the
+    /// top of the wider significand) and is quieted, a signalling one
+    /// raising invalid. Computes under MXCSR as the ops `fadd` to
+    /// `fconvert` do.
+    FcvtFromF16 = "fcvt_from_f16", Unary;
+    /// The four f32 lanes of vA as four f16 in the low 64 bits of the
+    /// i16x8 result, the rest zero (vcvtps2ph): IMM bits 1:0 round to
+    /// nearest even, down, up, toward zero; bit 2 set rounds by MXCSR.RC
+    /// instead. A NaN keeps its sign and the top of its payload and is
+    /// quieted. Computes under MXCSR as the ops `fadd` to `fconvert` do.
+    FcvtToF16 = "fcvt_to_f16", UnaryImm;
 }
 
 impl Opcode {
@@ -410,7 +422,7 @@ impl Opcode {
     }
 
     /// Whether this is one of the SSE float ops (`fadd` to `fconvert`,
-    /// `fround` and `fma`),
+    /// `fround`, `fma`, `fcvt_from_f16` and `fcvt_to_f16`),
     /// which compute under the guest's MXCSR as the SSE instruction does:
     /// rounding by RC, denormal operands read as zero under DAZ, tiny
     /// results flushed to zero under FTZ (when underflow is masked). Each
@@ -438,6 +450,8 @@ impl Opcode {
                 | Opcode::Fconvert
                 | Opcode::Fround
                 | Opcode::Fma
+                | Opcode::FcvtFromF16
+                | Opcode::FcvtToF16
         )
     }
 

@@ -221,6 +221,7 @@ fn check_types(region: &Region, d: &InstData) -> Result<(), String> {
                     (ty.is_float() || ty.lane_type().is_float()) && a.compatible(ty) && d.aux <= 15,
                     "rounding mode",
                 )?,
+                Opcode::FcvtToF16 => known(ty == Type::I16X8 && a.is_vector() && d.aux <= 7, "rounding mode")?,
                 _ => known(a.is_vector() && ty.is_vector(), "type")?,
             }
         }
@@ -283,6 +284,7 @@ fn check_unary(op: Opcode, ty: Type, a: Type) -> Result<(), String> {
         Opcode::Movmsk => a.is_vector(),
         Opcode::SintToF => (a.is_int() && ty.is_float()) || (a.is_vector() && ty.is_vector()),
         Opcode::Fconvert => (a.is_float() && ty.is_float() && a != ty) || (a.is_vector() && ty.is_vector()),
+        Opcode::FcvtFromF16 => ty == Type::F32X4 && a.is_vector(),
         _ => a.compatible(ty),
     };
     if ok {

@@ -89,10 +89,12 @@ impl Lowerer<'_> {
             Opcode::SintToF => self.from_sint(v, d),
             Opcode::Fconvert => self.fconvert(v, d),
             Opcode::Fround => self.fround(v, d),
-            // Declined, `fma` among them (docs/codegen.md): arm64's fused
-            // ops propagate the addend's NaN first and negate NaN operands,
+            Opcode::FcvtFromF16 => self.fcvt_from_f16(v, d),
+            // Declined (docs/codegen.md): `fma`, since arm64's fused ops
+            // propagate the addend's NaN first and negate NaN operands,
             // where x86 takes the first multiplicand's unchanged, with no
-            // IOC to tell.
+            // IOC to tell; `fcvt_to_f16`, since fcvtn rounds by FPCR only
+            // and detects tininess before rounding, x86 after.
             _ => false,
         };
         if ok {
@@ -548,6 +550,18 @@ impl Lowerer<'_> {
             }
             _ => return false,
         }
+        true
+    }
+
+    /// `fcvt_from_f16`: `fcvtl` from four halves, exact as on x86: a
+    /// denormal half converts exactly (FZ does not flush halves, FZ16 is
+    /// clear), a NaN keeps its sign and payload and is quieted, raising
+    /// IOC (IE) when signalling; nothing else raises a flag.
+    fn fcvt_from_f16(&mut self, v: Value, d: &InstData) -> bool {
+        let a = self.vsrc(d.arg(0), 0);
+        let r = self.vdst(v, 2);
+        a64!(self.ops; fcvtl V(r).S4, V(a).H4);
+        self.vdone(v, r);
         true
     }
 }

@@ -443,7 +443,9 @@ impl<'r> Lowerer<'r> {
             | O::SintToF
             | O::Fconvert
             | O::Fround
-            | O::Fma => self.float_op(v, &d),
+            | O::Fma
+            | O::FcvtFromF16
+            | O::FcvtToF16 => self.float_op(v, &d),
             O::Select | O::Bitcast => self.generic_op(v, &d),
             O::Crc32c => self.crc32c(v, &d),
             O::AesEnc | O::AesEncLast | O::AesDec | O::AesDecLast | O::AesImc | O::AesKeygen | O::Clmul => {

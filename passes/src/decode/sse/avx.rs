@@ -27,13 +27,13 @@ pub struct Vex {
     /// A second source operand (vvvv) sits before the legacy source.
     pub(super) nds: bool,
     /// The half being lifted (1: the upper 128 bits).
-    half: u8,
+    pub(super) half: u8,
     /// The upper half reads imm8 shifted right by this many bits (the
     /// blends and shufpd give each lane its own selector bits).
     imm_shift: u8,
     /// A widening form: the upper half reads its XMM or narrower source
     /// this many bytes further on.
-    widen: u16,
+    pub(super) widen: u16,
     /// A narrowing form (256-bit source, XMM result): the upper half's
     /// result lands in the destination's upper 64 bits.
     narrow: bool,
@@ -105,14 +105,14 @@ fn halves(m: Mnemonic) -> Option<(u8, u16, bool)> {
 }
 
 impl L<'_, '_> {
-    /// Lifts a VEX-encoded vector instruction of AVX, AVX2 or FMA3 (with
-    /// AES-NI and pclmulqdq, their 128-bit VEX forms); anything else, such as
-    /// the 256-bit VAES forms, is unsupported.
+    /// Lifts a VEX-encoded vector instruction of AVX, AVX2, FMA3 or F16C
+    /// (with AES-NI and pclmulqdq, their 128-bit VEX forms); anything else,
+    /// such as the 256-bit VAES forms, is unsupported.
     pub(super) fn avx(&mut self, m: Mnemonic) -> Outcome {
         use CpuidFeature as F;
         use Mnemonic as M;
         use Type as T;
-        let known = |f: &CpuidFeature| matches!(f, F::AVX | F::AVX2 | F::FMA | F::AES | F::PCLMULQDQ);
+        let known = |f: &CpuidFeature| matches!(f, F::AVX | F::AVX2 | F::FMA | F::AES | F::PCLMULQDQ | F::F16C);
         if !self.i.cpuid_features().iter().all(known) || !self.xoperands_ok() {
             return Outcome::Unsupported;
         }
@@ -164,6 +164,8 @@ impl L<'_, '_> {
             M::Vgatherdpd | M::Vpgatherdq => self.vgather(T::I64, T::I32),
             M::Vgatherqps | M::Vpgatherqd => self.vgather(T::I32, T::I64),
             M::Vgatherqpd | M::Vpgatherqq => self.vgather(T::I64, T::I64),
+            M::Vcvtph2ps => self.vcvtph2ps(),
+            M::Vcvtps2ph => self.vcvtps2ph(),
             M::Vpmovmskb if wide => self.vmovmsk(T::I8X16),
             M::Vmovmskps if wide => self.vmovmsk(T::I32X4),
             M::Vmovmskpd if wide => self.vmovmsk(T::I64X2),
@@ -186,7 +188,7 @@ impl L<'_, '_> {
     }
 
     /// Whether the instruction works on 256 bits (a YMM or m256 operand).
-    fn is_wide(&self) -> bool {
+    pub(super) fn is_wide(&self) -> bool {
         (0..self.i.op_count()).any(|k| match self.i.op_kind(k) {
             OpKind::Register => self.i.op_register(k).is_ymm(),
             OpKind::Memory => self.i.memory_size().size() == 32,

@@ -3,7 +3,8 @@
 //! vector instructions of x86-64-v2 (SSE3, SSSE3, SSE4.1, SSE4.2), in the
 //! tables where they fit, in [`v2`] where they do not, and the string
 //! compares in [`string_compare`]; their VEX forms (AVX, AVX2) through the
-//! operand view of [`avx`], which also lifts FMA3 ([`fma`]). Only the XMM and YMM
+//! operand view of [`avx`], which also lifts FMA3 ([`fma`]), and F16C's
+//! half-precision conversions in [`f16c`]. Only the XMM and YMM
 //! forms: an MMX (mm register) operand makes any of them unsupported.
 //!
 //! Most instructions share one of three shapes and are table-driven:
@@ -22,6 +23,7 @@
 //! All lifter methods share `L`'s namespace, so the ones here start with `x`.
 
 mod avx;
+mod f16c;
 mod float;
 mod fma;
 mod int;
