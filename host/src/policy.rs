@@ -17,7 +17,7 @@
 //!     backend: Jit,            // Jit | Interp
 //!     memory_model: Plain,     // Plain | Ordered | Auto
 //!     tso_vector: false,       // order SSE loads/stores too under Ordered
-//!     cpu_level: V1,           // V1 (x86-64 baseline) | V2 (x86-64-v2)
+//!     cpu_level: V1,           // V1 (x86-64 baseline) | V2 (x86-64-v2) | V3 (x86-64-v3)
 //!     afp: false,              // reserved for FEAT_AFP
 //!     verify: (first: 4, every: 64, on_mismatch: Exit),   // optional
 //!     passes: [
@@ -133,6 +133,7 @@ impl MemoryModelSetting {
 enum CpuLevelSetting {
     V1,
     V2,
+    V3,
 }
 
 /// The persistent translation cache's settings (`cache: (...)`).

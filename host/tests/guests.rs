@@ -6,7 +6,8 @@
 //! JIT under qemu-aarch64 with the default and the verify policies. The
 //! x86-64-v2 programs (guest/expect-v2.txt) run under `cpu_level: V2`
 //! (policies/v2.ron) and must match too; under a V1 policy they must die
-//! of SIGILL, as on a CPU without x86-64-v2.
+//! of SIGILL, as on a CPU without x86-64-v2; likewise the x86-64-v3
+//! programs (guest/expect-v3.txt) under policies/v3.ron and at V2.
 
 mod common;
 
@@ -57,8 +58,13 @@ fn check_programs(
     let mut failures = Vec::new();
     for (name, args) in programs {
         let prog = dir.join(&name);
-        if build != "static" && !prog.exists() {
-            // The assembly programs exist in the static build only.
+        if !prog.exists() {
+            // The assembly programs (guest/asm/) exist in the static build
+            // only; every other program must be in every build.
+            let assembly = repo_root().join("guest/asm").join(format!("{name}.S")).exists();
+            if build == "static" || !assembly {
+                failures.push(format!("{name} under {engine}: {} was not built", prog.display()));
+            }
             continue;
         }
         let native = if ill {
@@ -204,34 +210,54 @@ fn rounding_modes_and_ftz_with_daz_run_on_the_jit() {
     }
 }
 
-/// The x86-64-v2 programs of `build` under `policy`; `ill`: they must die
-/// of SIGILL.
-fn check_v2(engine: &str, prefix: &[&Path], policy: &str, build: &str, strip_qemu: bool, ill: bool) -> Vec<String> {
-    check_programs(&programs_in("guest/expect-v2.txt"), engine, prefix, policy, build, strip_qemu, ill)
+/// The programs built for x86-64 `level` ("v2", "v3": guest/expect-vN.txt,
+/// static and dynamic) under `policy` (policies/vN.ron, the JIT's default
+/// policy at that level), and under `lower`, a policy of the level below,
+/// where they must die of SIGILL.
+fn check_level(
+    level: &str,
+    engine: &str,
+    prefix: &[&Path],
+    policy: &str,
+    lower: &str,
+    strip_qemu: bool,
+) -> Vec<String> {
+    let programs = programs_in(&format!("guest/expect-{level}.txt"));
+    let mut failures = Vec::new();
+    for build in [format!("{level}-static"), format!("{level}-dyn")] {
+        let at = format!("{engine} at {}", level.to_uppercase());
+        failures.extend(check_programs(&programs, &at, prefix, policy, &build, strip_qemu, false));
+        let below = format!("{engine} below {}", level.to_uppercase());
+        failures.extend(check_programs(&programs, &below, prefix, lower, &build, strip_qemu, true));
+    }
+    failures
 }
 
 #[test]
 fn v2_guests_match_native_at_v2_on_the_interpreter() {
     // v2.ron asks for the JIT; the x86-64 build runs the interpreter.
     let bin = host_aarchx();
-    let mut failures = Vec::new();
-    for build in ["v2-static", "v2-dyn"] {
-        failures.extend(check_v2("the interpreter at V2", &[&bin], "v2.ron", build, false, false));
-        failures.extend(check_v2("the interpreter at V1", &[&bin], "interp.ron", build, false, true));
-    }
-    report(failures);
+    report(check_level("v2", "the interpreter", &[&bin], "v2.ron", "interp.ron", false));
 }
 
 #[test]
 fn v2_guests_match_native_at_v2_under_the_jit() {
     let Some((prefix, under_qemu)) = arm64_prefix("the JIT at V2") else { return };
     let prefix: Vec<&Path> = prefix.iter().map(|p| p.as_path()).collect();
-    let mut failures = Vec::new();
-    for build in ["v2-static", "v2-dyn"] {
-        failures.extend(check_v2("the JIT at V2", &prefix, "v2.ron", build, under_qemu, false));
-        failures.extend(check_v2("the JIT at V1", &prefix, "default.ron", build, under_qemu, true));
-    }
-    report(failures);
+    report(check_level("v2", "the JIT", &prefix, "v2.ron", "default.ron", under_qemu));
+}
+
+#[test]
+fn v3_guests_match_native_at_v3_on_the_interpreter() {
+    let bin = host_aarchx();
+    report(check_level("v3", "the interpreter", &[&bin], "v3.ron", "v2.ron", false));
+}
+
+#[test]
+fn v3_guests_match_native_at_v3_under_the_jit() {
+    let Some((prefix, under_qemu)) = arm64_prefix("the JIT at V3") else { return };
+    let prefix: Vec<&Path> = prefix.iter().map(|p| p.as_path()).collect();
+    report(check_level("v3", "the JIT", &prefix, "v3.ron", "v2.ron", under_qemu));
 }
 
 /// Programs that stress the dispatcher's tiering (see `Shape` in

@@ -65,9 +65,8 @@ pub enum CpuLevel {
     /// x86-64-v2: SSE3, SSSE3, SSE4.1, SSE4.2, POPCNT, CMPXCHG16B (what
     /// of it the lifter implements: all but SSE4.2's string compares).
     V2,
-    /// x86-64-v3, as far as the lifter implements it (LZCNT, TZCNT). Not
-    /// selectable by a policy until all of v3 is lifted: the oracle lifts
-    /// at this level, where everything implemented is accepted.
+    /// x86-64-v3: x86-64-v2 and AVX, AVX2, FMA, F16C, BMI1, BMI2, LZCNT,
+    /// MOVBE and XSAVE/XGETBV with the AVX state component.
     V3,
 }
 
