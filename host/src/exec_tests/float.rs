@@ -480,7 +480,6 @@ fn fma_f64x2(imm: u16, [a, b, c]: [[u128; 2]; 3], then_mxcsr: bool) -> u128 {
 }
 
 #[test]
-#[cfg_attr(target_arch = "aarch64", ignore = "the JIT declines fma (docs/codegen.md)")]
 fn fused_multiply_add_rounds_once() {
     // (1 + 2^-30)(1 - 2^-30) = 1 - 2^-60 exactly: fused with -1 it is
     // -2^-60; the product alone rounds to 1 (2^-60 is below half an ulp
@@ -501,7 +500,6 @@ fn fused_multiply_add_rounds_once() {
 }
 
 #[test]
-#[cfg_attr(target_arch = "aarch64", ignore = "the JIT declines fma (docs/codegen.md)")]
 fn fused_multiply_add_nans() {
     const QUIET_B: u128 = SNAN_B | 0x0008_0000_0000_0000;
     // The first NaN of a, b, c, quieted, never negated (vfnmsub: imm 7).

@@ -26,8 +26,8 @@ pub struct JitContext {
     pub parity: [u8; 256],
     /// `call HELPER`: `(helper, state, ctx)`.
     pub call_helper: unsafe extern "C" fn(u32, *mut GuestState, *mut JitContext),
-    /// x86 NaN fix-up of a float result: `(desc, a, b, result)`.
-    pub fix_nan: unsafe extern "C" fn(u32, *const u8, *const u8, *mut u8),
+    /// x86 NaN fix-up of a float result: `(desc, operands, result)`.
+    pub fix_nan: unsafe extern "C" fn(u32, *const u8, *mut u8),
     /// 128-bit integer division: `(op, a, b, result)`.
     pub int128: unsafe extern "C" fn(u32, *const u8, *const u8, *mut u8),
     /// Grows the journal when `journal_cur` reaches `journal_end`.

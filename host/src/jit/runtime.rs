@@ -72,23 +72,25 @@ unsafe fn leave_run(fault: crate::machine::GuestFault) -> ! {
 }
 
 /// Descriptor of a float NaN fix-up: lane width in bits, lane count, and
-/// whether the op is unary (then `b` is not read).
-pub fn nan_desc(lane_bits: u32, lanes: u32, unary: bool) -> u32 {
-    lane_bits | (lanes << 8) | (u32::from(unary) << 16)
+/// how many operands the op has (1 to 3).
+pub fn nan_desc(lane_bits: u32, lanes: u32, operands: u32) -> u32 {
+    lane_bits | (lanes << 8) | (operands << 16)
 }
 
 /// Rewrites every NaN lane of the result at `r` by the x86 rule: the
-/// first operand quieted if it is a NaN, else the second operand quieted
-/// if it is one, else the default NaN (sign set, quiet bit only).
+/// first of the operands that is a NaN, quieted, else the default NaN
+/// (sign set, quiet bit only). For `fma` that is x86's rule too: the
+/// first NaN of the multiplicands and the addend, never negated.
 ///
 /// # Safety
 ///
-/// `a`, `b` (unless the descriptor says unary) and `r` point at `lanes`
-/// lanes of `lane_bits` bits each (the operands' and result's slots).
-pub unsafe extern "C" fn fix_nan(desc: u32, a: *const u8, b: *const u8, r: *mut u8) {
+/// `operands` points at the descriptor's number of operands, 16 bytes
+/// apart, and `r` at the result (the operands' and result's slots), each
+/// `lanes` lanes of `lane_bits` bits.
+pub unsafe extern "C" fn fix_nan(desc: u32, operands: *const u8, r: *mut u8) {
     let bits = desc & 0xff;
     let lanes = ((desc >> 8) & 0xff) as usize;
-    let unary = desc >> 16 & 1 != 0;
+    let count = (desc >> 16) as usize;
     let (mantissa, width) = if bits == 32 { (23, 4) } else { (52, 8) };
     let exponent = ((1u64 << (bits - 1)) - 1) & !((1u64 << mantissa) - 1);
     let quiet = 1u64 << (mantissa - 1);
@@ -107,14 +109,9 @@ pub unsafe extern "C" fn fix_nan(desc: u32, a: *const u8, b: *const u8, r: *mut 
         if !is_nan(read(r)) {
             continue;
         }
-        let (x, y) = (read(a), if unary { 0 } else { read(b) });
-        let fixed = if is_nan(x) {
-            x | quiet
-        } else if is_nan(y) {
-            y | quiet
-        } else {
-            default
-        };
+        // SAFETY: operand `k` is 16 bytes after the one before it.
+        let fixed = (0..count).map(|k| read(unsafe { operands.add(16 * k) })).find(|&x| is_nan(x));
+        let fixed = fixed.map_or(default, |x| x | quiet);
         // SAFETY: as above, for the result.
         unsafe {
             if width == 4 {
@@ -172,17 +169,14 @@ pub unsafe extern "C" fn journal_grow(ctx: *mut JitContext) {
 mod tests {
     use super::*;
 
-    fn fix64(a: u64, b: u64, r: u64) -> u64 {
+    /// `fix_nan` on one f64 lane of each operand (16 bytes apart, as the
+    /// JIT passes them) and the result `r`.
+    fn fix64(operands: &[u64], r: u64) -> u64 {
+        let slots: Vec<u128> = operands.iter().map(|&x| u128::from(x)).collect();
         let mut out = r;
-        // SAFETY: each pointer is to a live u64.
-        unsafe {
-            fix_nan(
-                nan_desc(64, 1, false),
-                (&a as *const u64).cast(),
-                (&b as *const u64).cast(),
-                (&mut out as *mut u64).cast(),
-            )
-        };
+        // SAFETY: `slots` holds the operands 16 bytes apart, `out` is a
+        // live u64.
+        unsafe { fix_nan(nan_desc(64, 1, operands.len() as u32), slots.as_ptr().cast(), (&mut out as *mut u64).cast()) };
         out
     }
 
@@ -191,14 +185,20 @@ mod tests {
         let snan_a = 0x7ff0_0000_0000_0001;
         let qnan_b = 0x7ff8_0000_0000_0002;
         // First operand NaN wins, quieted, even over a quiet second.
-        assert_eq!(fix64(snan_a, qnan_b, 0x7ff8_0000_0000_0002), 0x7ff8_0000_0000_0001);
-        assert_eq!(fix64(1.0f64.to_bits(), 0x7ff0_0000_0000_0005, 0x7ff8_0000_0000_0005), 0x7ff8_0000_0000_0005);
+        assert_eq!(fix64(&[snan_a, qnan_b], 0x7ff8_0000_0000_0002), 0x7ff8_0000_0000_0001);
+        assert_eq!(fix64(&[1.0f64.to_bits(), 0x7ff0_0000_0000_0005], 0x7ff8_0000_0000_0005), 0x7ff8_0000_0000_0005);
         // A NaN made from non-NaNs is the x86 default NaN.
         assert_eq!(
-            fix64(f64::INFINITY.to_bits(), f64::INFINITY.to_bits(), 0x7ff8_0000_0000_0000),
+            fix64(&[f64::INFINITY.to_bits(), f64::INFINITY.to_bits()], 0x7ff8_0000_0000_0000),
             0xfff8_0000_0000_0000
         );
         // A non-NaN result is left alone.
-        assert_eq!(fix64(1, 2, 3), 3);
+        assert_eq!(fix64(&[1, 2], 3), 3);
+        // Three operands (fma): the first NaN of the three, the addend's
+        // only when the multiplicands are not NaNs; a unary op's one.
+        let one = 1.0f64.to_bits();
+        assert_eq!(fix64(&[one, qnan_b, snan_a], 0xfff8_0000_0000_0001), qnan_b);
+        assert_eq!(fix64(&[one, one, snan_a], 0x7ff8_0000_0000_0001), 0x7ff8_0000_0000_0001);
+        assert_eq!(fix64(&[qnan_b], 0x7ff8_0000_0000_0000), qnan_b);
     }
 }

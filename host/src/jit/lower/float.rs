@@ -90,11 +90,10 @@ impl Lowerer<'_> {
             Opcode::Fconvert => self.fconvert(v, d),
             Opcode::Fround => self.fround(v, d),
             Opcode::FcvtFromF16 => self.fcvt_from_f16(v, d),
-            // Declined (docs/codegen.md): `fma`, since arm64's fused ops
-            // propagate the addend's NaN first and negate NaN operands,
-            // where x86 takes the first multiplicand's unchanged, with no
-            // IOC to tell; `fcvt_to_f16`, since fcvtn rounds by FPCR only
-            // and detects tininess before rounding, x86 after.
+            Opcode::Fma if ty.is_float() => self.scalar_fma(v, d),
+            Opcode::Fma if is_float_vector(ty) => self.vector_fma(v, d),
+            // Declined (docs/codegen.md): `fcvt_to_f16`, since fcvtn rounds
+            // by FPCR only and detects tininess before rounding, x86 after.
             _ => false,
         };
         if ok {
@@ -185,7 +184,7 @@ impl Lowerer<'_> {
             } else {
                 a64!(self.ops; fcmp D(r), D(r); b.vc >ok);
             }
-            self.nan_fixup(d, ty.bits(), 1, [a, b, r]);
+            self.nan_fixup(ty.bits(), 1, &[a, b][..if unary { 1 } else { 2 }], r);
             a64!(self.ops; ok:);
         }
         self.vdone(v, r);
@@ -237,37 +236,151 @@ impl Lowerer<'_> {
                 ; fmov W(T0), S(VT0)
                 ; cbnz W(T0), >ok
             );
-            self.nan_fixup(d, ty.lane_bits(), ty.lanes(), [a, b, r]);
+            self.nan_fixup(ty.lane_bits(), ty.lanes(), &[a, b][..if unary { 1 } else { 2 }], r);
             a64!(self.ops; ok:);
         }
         self.vdone(v, r);
         true
     }
 
-    /// Calls the NaN fix-up on the result in `V(regs[2])`, computed by
-    /// `d` from the operands in `V(regs[0])` and `V(regs[1])`: the three
-    /// go to a scratch area below the frame, the fix-up rewrites the
-    /// result there and it comes back to its register.
-    fn nan_fixup(&mut self, d: &InstData, lane_bits: u32, lanes: u32, regs: [u8; 3]) {
-        let unary = d.op == Opcode::Fsqrt;
-        let desc = nan_desc(lane_bits, lanes, unary);
-        let (low, high) = (desc & 0xffff, desc >> 16);
-        let [a, b, r] = regs;
+    /// Scalar `fma`: one fused arm64 op (fmadd a + n*m, fmsub a - n*m,
+    /// fnmadd -a - n*m, fnmsub -a + n*m, the addend `c` in the role of
+    /// arm's `a`), with the multiplicand `a` first replaced by a NaN
+    /// addend (see [`Lowerer::vector_fma`]) and the NaN check after it.
+    fn scalar_fma(&mut self, v: Value, d: &InstData) -> bool {
+        let ty = d.ty;
+        let (a, b, c) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vsrc(d.arg(2), 2));
+        let r = self.vdst(v, VT0);
+        // VT1 = a is a NaN ? a : c; VT1 = c is a NaN ? VT1 : a.
+        if ty == Type::F32 {
+            a64!(self.ops
+                ; fcmp S(a), S(a)
+                ; fcsel S(VT1), S(a), S(c), vs
+                ; fcmp S(c), S(c)
+                ; fcsel S(VT1), S(VT1), S(a), vs
+            );
+        } else {
+            a64!(self.ops
+                ; fcmp D(a), D(a)
+                ; fcsel D(VT1), D(a), D(c), vs
+                ; fcmp D(c), D(c)
+                ; fcsel D(VT1), D(VT1), D(a), vs
+            );
+        }
+        match (d.aux & 1 != 0, d.aux & 2 != 0, ty == Type::F32) {
+            (false, false, true) => a64!(self.ops; fmadd S(r), S(VT1), S(b), S(c)),
+            (true, false, true) => a64!(self.ops; fmsub S(r), S(VT1), S(b), S(c)),
+            (false, true, true) => a64!(self.ops; fnmsub S(r), S(VT1), S(b), S(c)),
+            (true, true, true) => a64!(self.ops; fnmadd S(r), S(VT1), S(b), S(c)),
+            (false, false, false) => a64!(self.ops; fmadd D(r), D(VT1), D(b), D(c)),
+            (true, false, false) => a64!(self.ops; fmsub D(r), D(VT1), D(b), D(c)),
+            (false, true, false) => a64!(self.ops; fnmsub D(r), D(VT1), D(b), D(c)),
+            (true, true, false) => a64!(self.ops; fnmadd D(r), D(VT1), D(b), D(c)),
+        }
+        if ty == Type::F32 {
+            a64!(self.ops; fcmp S(r), S(r); b.vc >ok);
+        } else {
+            a64!(self.ops; fcmp D(r), D(r); b.vc >ok);
+        }
+        self.nan_fixup(ty.bits(), 1, &[a, b, c], r);
+        a64!(self.ops; ok:);
+        self.vdone(v, r);
+        true
+    }
+
+    /// Vector `fma`: the addend negated as the op's aux says (fneg, or
+    /// fneg of the even or odd lanes selected by a lane mask), then one
+    /// fmla (or fmls for a negated product), then the NaN check. The NaN
+    /// rules differ (arm64 takes the addend's NaN first and negates NaN
+    /// operands), which the fix-up puts right from the operands, and so
+    /// do the flags in one case: arm64 raises invalid for inf * 0 + QNaN,
+    /// x86 does not. So a lane whose addend is a NaN and whose
+    /// multiplicand `a` is not has `a` replaced by the addend: a NaN
+    /// multiplicand is never an infinity, the result is a NaN either way
+    /// (fixed up), and a signalling NaN still raises invalid, as on x86.
+    /// The check is made even inside a run of [`super::nan_runs`]: quiet
+    /// NaN operands give different NaNs without IOC.
+    fn vector_fma(&mut self, v: Value, d: &InstData) -> bool {
+        let ty = d.ty;
+        let (a, b, c) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vsrc(d.arg(2), 2));
+        let r = self.vdst(v, VT0);
+        a64!(self.ops; mov V(r).B16, V(c).B16);
+        match d.aux & 6 {
+            0 => {}
+            6 => self.vfneg(ty, r, r),
+            even_or_odd => {
+                // The even lanes: the low half of each 64-bit piece for
+                // f32x4, lane 0 for f64x2; the odd ones the rest.
+                self.vfneg(ty, VT1, r);
+                match (ty.lane_bits() == 32, even_or_odd == 2) {
+                    (true, true) => a64!(self.ops; movi V(VT2).D2, #0x0000_0000_ffff_ffff),
+                    (true, false) => a64!(self.ops; movi V(VT2).D2, #0xffff_ffff_0000_0000),
+                    (false, true) => a64!(self.ops; movi D(VT2), #0xffff_ffff_ffff_ffff),
+                    (false, false) => a64!(self.ops; movi D(VT2), #0xffff_ffff_ffff_ffff; mvn V(VT2).B16, V(VT2).B16),
+                }
+                a64!(self.ops; bit V(r).B16, V(VT1).B16, V(VT2).B16);
+            }
+        }
+        // VT2 = a, with the lanes where c is a NaN and a is not taken from c.
+        vfp3!(self, ty, fcmeq, VT1, c, c);
+        vfp3!(self, ty, fcmeq, VT2, a, a);
         a64!(self.ops
-            ; sub sp, sp, #48
-            ; str Q(a), [sp]
-            ; str Q(b), [sp, #16]
-            ; str Q(r), [sp, #32]
+            ; bic V(VT1).B16, V(VT2).B16, V(VT1).B16
+            ; mov V(VT2).B16, V(a).B16
+            ; bit V(VT2).B16, V(c).B16, V(VT1).B16
+        );
+        if d.aux & 1 != 0 {
+            vfp3!(self, ty, fmls, r, VT2, b);
+        } else {
+            vfp3!(self, ty, fmla, r, VT2, b);
+        }
+        vfp3!(self, ty, fcmeq, VT1, r, r);
+        a64!(self.ops
+            ; uminv S(VT1), V(VT1).S4
+            ; fmov W(T0), S(VT1)
+            ; cbnz W(T0), >ok
+        );
+        self.nan_fixup(ty.lane_bits(), ty.lanes(), &[a, b, c], r);
+        a64!(self.ops; ok:);
+        self.vdone(v, r);
+        true
+    }
+
+    /// `V(dst) = -V(src)` lane-wise, for the float shape `ty`.
+    fn vfneg(&mut self, ty: Type, dst: u8, src: u8) {
+        if ty.lane_bits() == 32 {
+            a64!(self.ops; fneg V(dst).S4, V(src).S4);
+        } else {
+            a64!(self.ops; fneg V(dst).D2, V(src).D2);
+        }
+    }
+
+    /// Calls the NaN fix-up on the result in `V(r)`, computed by `d` from
+    /// the operands in `V(operands[..])` (one to three): they go to a
+    /// scratch area below the frame, 16 bytes apart and the result after
+    /// them, the fix-up rewrites the result there and it comes back to its
+    /// register.
+    fn nan_fixup(&mut self, lane_bits: u32, lanes: u32, operands: &[u8], r: u8) {
+        let count = operands.len() as u32;
+        let desc = nan_desc(lane_bits, lanes, count);
+        let (low, high) = (desc & 0xffff, desc >> 16);
+        let (area, at_r) = ((count + 1) * 16, count * 16);
+        a64!(self.ops; sub sp, sp, #area);
+        for (k, &o) in operands.iter().enumerate() {
+            let at = k as u32 * 16;
+            a64!(self.ops; str Q(o), [sp, #at]);
+        }
+        a64!(self.ops
+            ; str Q(r), [sp, #at_r]
             ; movz W(0), #low
             ; movk W(0), #high, lsl #16
             ; add x1, sp, #0
-            ; add x2, sp, #16
-            ; add x3, sp, #32
+            ; add x2, sp, #at_r
         );
         self.call_ctx(OFF_FIX_NAN);
         a64!(self.ops
-            ; ldr Q(r), [sp, #32]
-            ; add sp, sp, #48
+            ; ldr Q(r), [sp, #at_r]
+            ; add sp, sp, #area
         );
     }
 
