@@ -176,7 +176,7 @@ pub const CMOVCC: &[Mnemonic] = {
     ]
 };
 
-/// SSE and SSE2 (legacy encodings with XMM operands; MMX forms are skipped).
+/// SSE and SSE2 (legacy encodings; their MMX forms too, see [`MMX`]).
 pub const SSE: &[Mnemonic] = {
     use Mnemonic as M;
     &[
@@ -566,6 +566,29 @@ pub const AVX_ONLY: &[Mnemonic] = {
     ]
 };
 
+/// The mnemonics only MMX forms have (the MMX forms of the SSE and V2
+/// mnemonics come with them: every encoding of a wanted mnemonic is a
+/// form), with maskmovdqu, which shares maskmovq's lifting.
+pub const MMX: &[Mnemonic] = {
+    use Mnemonic as M;
+    &[
+        M::Emms,
+        M::Movq2dq,
+        M::Movdq2q,
+        M::Movntq,
+        M::Pshufw,
+        M::Pinsrw,
+        M::Maskmovq,
+        M::Maskmovdqu,
+        M::Cvtpi2ps,
+        M::Cvtps2pi,
+        M::Cvttps2pi,
+        M::Cvtpi2pd,
+        M::Cvtpd2pi,
+        M::Cvttpd2pi,
+    ]
+};
+
 /// The XSAVE family (x86-64-v3 with AVX) that the oracle can run: xgetbv
 /// reads the host's XCR0, which is not this CPU model's, and is tested
 /// apart (host/src/exec_tests).
@@ -596,6 +619,7 @@ fn vex_forms() -> &'static HashMap<Mnemonic, Mnemonic> {
             Mnemonic::values().map(|v| (format!("{v:?}").to_lowercase(), v)).collect();
         SSE.iter()
             .chain(V2)
+            .chain(MMX)
             .filter_map(|&m| by_name.get(&format!("v{}", format!("{m:?}").to_lowercase())).map(|&v| (v, m)))
             .collect()
     })
@@ -637,6 +661,12 @@ enum Slot {
     RmXmm,
     Ymm,
     RmYmm,
+    /// An mm register.
+    Mm,
+    /// An mm register or m64.
+    RmMm,
+    /// The implicit [rdi] of maskmovq and maskmovdqu.
+    Rdi,
     /// A VSIB memory operand (a gather's): a GPR base and an XMM or YMM
     /// register (the first of its kind) of indexes.
     Vsib(Register),
@@ -663,6 +693,9 @@ fn slot(kind: K) -> Option<Slot> {
         K::xmm_or_mem => S::RmXmm,
         K::ymm_reg | K::ymm_rm | K::ymm_vvvv | K::ymm_is4 => S::Ymm,
         K::ymm_or_mem => S::RmYmm,
+        K::mm_reg | K::mm_rm => S::Mm,
+        K::mm_or_mem => S::RmMm,
+        K::seg_rDI => S::Rdi,
         K::mem_vsib32x | K::mem_vsib64x => S::Vsib(Register::XMM0),
         K::mem_vsib32y | K::mem_vsib64y => S::Vsib(Register::YMM0),
         K::mem => S::Mem,
@@ -863,8 +896,17 @@ fn immediates(m: Mnemonic, vex: bool, bits: u32, width: u32, rng: &mut Rng) -> V
 pub fn all(layout: &Layout) -> Vec<Form> {
     let mut forms = Vec::new();
     let mut seen = HashSet::new();
-    let wanted: HashSet<Mnemonic> =
-        INTEGER.iter().chain(SETCC).chain(CMOVCC).chain(SSE).chain(V2).chain(V3_SCALAR).chain(XSAVE).copied().collect();
+    let wanted: HashSet<Mnemonic> = INTEGER
+        .iter()
+        .chain(SETCC)
+        .chain(CMOVCC)
+        .chain(SSE)
+        .chain(V2)
+        .chain(MMX)
+        .chain(V3_SCALAR)
+        .chain(XSAVE)
+        .copied()
+        .collect();
     for code in Code::values() {
         let op = code.op_code();
         let encoding_ok = match op.encoding() {
@@ -879,7 +921,7 @@ pub fn all(layout: &Layout) -> Vec<Form> {
             continue;
         }
         let Some(slots) = op.op_kinds().iter().map(|k| slot(*k)).collect::<Option<Vec<_>>>() else {
-            continue; // MMX, segment, string or other operand kinds.
+            continue; // Segment, string or other operand kinds.
         };
         for form in code_forms(code, &slots, layout) {
             if seen.insert(form.bytes.clone()) {
@@ -894,12 +936,17 @@ pub fn all(layout: &Layout) -> Vec<Form> {
 
 fn code_forms(code: Code, slots: &[Slot], layout: &Layout) -> Vec<Form> {
     let m = code.mnemonic();
-    let has_rm = slots.iter().any(|s| matches!(s, Slot::Rm(_) | Slot::RmXmm | Slot::RmYmm));
+    let has_rm = slots.iter().any(|s| matches!(s, Slot::Rm(_) | Slot::RmXmm | Slot::RmYmm | Slot::RmMm));
     let mem_only = slots.iter().any(|s| matches!(s, Slot::Mem | Slot::MemOffs));
     let byte_regs = slots.iter().any(|s| matches!(s, Slot::Gpr(1) | Slot::Rm(1)));
     let reg_count = slots
         .iter()
-        .filter(|s| matches!(s, Slot::Gpr(_) | Slot::Rm(_) | Slot::Xmm | Slot::RmXmm | Slot::Ymm | Slot::RmYmm))
+        .filter(|s| {
+            matches!(
+                s,
+                Slot::Gpr(_) | Slot::Rm(_) | Slot::Xmm | Slot::RmXmm | Slot::Ymm | Slot::RmYmm | Slot::Mm | Slot::RmMm
+            )
+        })
         .count();
     let mut variants = Vec::new();
     let v = |regs, addr| Variant { regs, addr, lock: false };
@@ -997,7 +1044,8 @@ fn build(code: Code, slots: &[Slot], variant: &Variant, imm: i64, layout: &Layou
     let first_vec = if variant.regs == Regs::Rex { 8 } else { 0 };
     let mut vec_pool: Vec<usize> = (first_vec..first_vec + 8).collect();
     let mut draw_vec = |rng: &mut Rng| vec_pool.swap_remove(rng.below(vec_pool.len() as u64) as usize);
-    let reg_slot_is_mem = |s: &Slot| variant.addr.is_some() && matches!(s, Slot::Rm(_) | Slot::RmXmm | Slot::RmYmm);
+    let reg_slot_is_mem =
+        |s: &Slot| variant.addr.is_some() && matches!(s, Slot::Rm(_) | Slot::RmXmm | Slot::RmYmm | Slot::RmMm);
     for (n, s) in slots.iter().enumerate() {
         let n = n as u32;
         let r = match *s {
@@ -1019,12 +1067,21 @@ fn build(code: Code, slots: &[Slot], variant: &Variant, imm: i64, layout: &Layou
                 let first = if matches!(s, Slot::Ymm | Slot::RmYmm) { Register::YMM0 } else { Register::XMM0 };
                 reg_at(first, k)
             }
+            // REX.R and REX.B do not extend mm register numbers.
+            Slot::Mm | Slot::RmMm if !reg_slot_is_mem(s) => {
+                reg_at(Register::MM0, if variant.regs == Regs::Same { same % 8 } else { rng.below(8) as usize })
+            }
             Slot::Fixed(r) => r,
+            Slot::Rdi => {
+                insn.set_op_kind(n, OpKind::MemorySegRDI);
+                used.push(Register::RDI);
+                continue;
+            }
             _ => continue,
         };
         insn.set_op_kind(n, OpKind::Register);
         insn.set_op_register(n, r);
-        if !r.is_xmm() && !r.is_ymm() {
+        if !r.is_xmm() && !r.is_ymm() && !r.is_mm() {
             used.push(r.full_register());
             regs.push(r);
         }
@@ -1049,7 +1106,9 @@ fn build(code: Code, slots: &[Slot], variant: &Variant, imm: i64, layout: &Layou
                 insn.set_memory_displacement64((rng.below(256) as i64 - 128) as u64);
                 insn.set_segment_prefix(Register::None);
             }
-            Slot::Rm(_) | Slot::RmXmm | Slot::RmYmm | Slot::Mem | Slot::MemOffs if variant.addr.is_some() => {
+            Slot::Rm(_) | Slot::RmXmm | Slot::RmYmm | Slot::RmMm | Slot::Mem | Slot::MemOffs
+                if variant.addr.is_some() =>
+            {
                 insn.set_op_kind(n, OpKind::Memory);
                 let size = code_memory_size(code);
                 align = memory_alignment(code, slots, size);

@@ -120,11 +120,12 @@ fn check_form(cfg: &Config, runner: &mut Runner, form: &Form) -> Result<Option<F
                     Some((n, mask)),
                 )
             }
-            // An unmasked SSE exception: SIGFPE at the instruction, as the
-            // interpreter's `simdfp` trap there.
+            // An unmasked SSE exception, or a pending x87 one at an MMX
+            // instruction: SIGFPE at the instruction, as the interpreter's
+            // `simdfp` or `x87fp` trap there.
             Err(f)
                 if f.signal == libc::SIGFPE
-                    && interp.exit == (RegionExit::Trap { kind: TrapKind::SimdFp })
+                    && matches!(interp.exit, RegionExit::Trap { kind: TrapKind::SimdFp | TrapKind::X87Fp })
                     && interp.state.rip == layout.insn =>
             {
                 continue;

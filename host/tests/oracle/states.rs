@@ -250,10 +250,14 @@ fn gpr_slot(r: Register) -> (usize, u32) {
     (r.full_register().number(), if high { 8 } else { 0 })
 }
 
-/// A register's value (an XMM or YMM register: its low 128 bits).
+/// A register's value (an XMM or YMM register: its low 128 bits; an mm
+/// register: the significand of its x87 register).
 pub fn get_reg(st: &GuestState, r: Register) -> u128 {
     if r.is_xmm() || r.is_ymm() {
         return st.xmm[r.number()];
+    }
+    if r.is_mm() {
+        return st.st[mm_number(r)] & u128::from(u64::MAX);
     }
     let (i, shift) = gpr_slot(r);
     let bits = 8 * r.size() as u32;
@@ -268,10 +272,20 @@ pub fn set_reg(st: &mut GuestState, r: Register, v: u128) {
         st.xmm[r.number()] = v;
         return;
     }
+    if r.is_mm() {
+        let p = mm_number(r);
+        st.st[p] = st.st[p] & !u128::from(u64::MAX) | v & u128::from(u64::MAX);
+        return;
+    }
     let (i, shift) = gpr_slot(r);
     let bits = 8 * r.size() as u32;
     let mask = if bits == 64 { u64::MAX } else { (1u64.wrapping_shl(bits) - 1) << shift };
     st.gpr[i] = (st.gpr[i] & !mask) | (((v as u64) << shift) & mask);
+}
+
+/// The number of an mm register (mm3: 3), which is its x87 register's.
+fn mm_number(r: Register) -> usize {
+    r as usize - Register::MM0 as usize
 }
 
 /// The effective address of the instruction's memory operand on `st`.
@@ -366,6 +380,7 @@ pub fn generate(form: &Form, layout: &Layout, rng: &mut Rng) -> Case {
     }
     steer(form, layout, rng, &mut case);
     crate::x87::steer(form, layout, rng, &mut case);
+    steer_mmx(form, layout, rng, &mut case);
     case
 }
 
@@ -637,6 +652,46 @@ fn steer_f16c(insn: &Instruction, layout: &Layout, case: &mut Case, bits: u32, m
     write_op(case, layout, insn, 1, low);
     if insn.op_kind(1) == OpKind::Register && insn.op_register(1).is_ymm() {
         case.state.ymm_hi[insn.op_register(1).number()] = lanes(128 / bits as usize);
+    }
+}
+
+/// Whether `insn` is an MMX instruction: emms, or one with an mm register
+/// operand (or maskmovdqu, which stores to [rdi] as maskmovq).
+fn is_mmx(insn: &Instruction) -> bool {
+    let mm = (0..insn.op_count()).any(|n| insn.op_kind(n) == OpKind::Register && insn.op_register(n).is_mm());
+    mm || matches!(insn.mnemonic(), Mnemonic::Emms | Mnemonic::Maskmovdqu | Mnemonic::Vmaskmovdqu)
+}
+
+/// An MMX form: x87 registers of random significands (integers of
+/// interest) under sign and exponent words mostly not all ones, any TOP
+/// and tags (so the TOP, tag and exponent writes of MMX instructions
+/// show), condition codes, and now and then an unmasked exception
+/// pending (ES set: the instruction raises #MF); maskmov's [rdi] in the
+/// buffer.
+fn steer_mmx(form: &Form, layout: &Layout, rng: &mut Rng, case: &mut Case) {
+    let insn = &form.insn;
+    if !is_mmx(insn) {
+        return;
+    }
+    let st = &mut case.state;
+    for r in st.st.iter_mut() {
+        let exp = if rng.one_in(8) { 0xffff } else { rng.next() & 0xffff };
+        *r = u128::from(exp) << 64 | u128::from(interesting_u64(rng));
+    }
+    st.fptag = rng.next() as u8;
+    let top = rng.below(8) as u16;
+    let cc = (rng.next() as u16) & 0x4700;
+    st.fpsw = top << 11 | cc;
+    if rng.one_in(8) {
+        // Precision unmasked and raised: pending.
+        st.fpcw = GuestState::FPCW_DEFAULT & !0x20;
+        st.fpsw |= 0x20 | 0x80 | 0x8000;
+    } else if rng.one_in(4) {
+        // Masked flags raised: nothing pending.
+        st.fpsw |= rng.next() as u16 & 0x3f;
+    }
+    if matches!(insn.mnemonic(), Mnemonic::Maskmovq | Mnemonic::Maskmovdqu | Mnemonic::Vmaskmovdqu) {
+        st.gpr[7] = layout.buf + MEM_LO + rng.below(MEM_HI - MEM_LO - 16);
     }
 }
 

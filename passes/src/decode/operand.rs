@@ -172,7 +172,7 @@ impl L<'_, '_> {
     pub fn addr_indexed(&mut self, index_value: Option<Value>) -> Value {
         let i = self.i;
         let base = i.memory_base();
-        let mut addr = if base == Register::RIP {
+        let addr = if base == Register::RIP {
             // A guest address: it moves with the code (`Region::relocate`).
             self.b.guest_addr(i.memory_displacement64())
         } else if base == Register::EIP {
@@ -206,16 +206,24 @@ impl L<'_, '_> {
             }
             a
         };
-        let seg = match i.memory_segment() {
+        self.segment_base(addr)
+    }
+
+    /// `addr` plus the base of the memory operand's segment (fs or gs;
+    /// the others are flat).
+    pub fn segment_base(&mut self, addr: Value) -> Value {
+        let seg = match self.i.memory_segment() {
             Register::FS => Some(Reg::FS_BASE),
             Register::GS => Some(Reg::GS_BASE),
             _ => None,
         };
-        if let Some(s) = seg {
-            let sb = self.b.get(s);
-            addr = self.bin(Opcode::Add, Type::I64, addr, sb);
+        match seg {
+            Some(s) => {
+                let sb = self.b.get(s);
+                self.bin(Opcode::Add, Type::I64, addr, sb)
+            }
+            None => addr,
         }
-        addr
     }
 
     /// A GPR used in an address, zero-extended to 64 bits.

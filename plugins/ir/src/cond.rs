@@ -134,12 +134,28 @@ named_enum! {
 
 use crate::reg::Reg;
 
+/// `[head..., Reg::X87_DATA...]`: a helper's registers with the x87 data
+/// registers and tags, which every x87 operation may read and write.
+const fn with_x87_data<const N: usize, const M: usize>(head: [Reg; N]) -> [Reg; M] {
+    let mut r = [Reg::FPTAG; M];
+    let mut i = 0;
+    while i < M {
+        r[i] = if i < N { head[i] } else { Reg::X87_DATA[i - N] };
+        i += 1;
+    }
+    r
+}
+
+const X87_READS: [Reg; 21] = with_x87_data([Reg::FPCW, Reg::FPSW, Reg::X87_OP, Reg::X87_ADDR]);
+const X87_WRITES: [Reg; 19] = with_x87_data([Reg::FPCW, Reg::FPSW]);
+const X87_FLAGS_WRITES: [Reg; 24] = with_x87_data([Reg::FPSW, Reg::CF, Reg::PF, Reg::AF, Reg::ZF, Reg::SF, Reg::OF]);
+
 impl Helper {
     pub fn reads(self) -> &'static [Reg] {
         match self {
             Helper::Cpuid => &[Reg::RAX, Reg::RCX],
             Helper::Rdtsc => &[],
-            Helper::X87 | Helper::X87Flags => &[Reg::FPCW, Reg::FPSW, Reg::X87_OP, Reg::X87_ADDR],
+            Helper::X87 | Helper::X87Flags => &X87_READS,
         }
     }
 
@@ -147,8 +163,8 @@ impl Helper {
         match self {
             Helper::Cpuid => &[Reg::RAX, Reg::RBX, Reg::RCX, Reg::RDX],
             Helper::Rdtsc => &[Reg::RAX, Reg::RDX],
-            Helper::X87 => &[Reg::FPCW, Reg::FPSW],
-            Helper::X87Flags => &[Reg::FPSW, Reg::CF, Reg::PF, Reg::AF, Reg::ZF, Reg::SF, Reg::OF],
+            Helper::X87 => &X87_WRITES,
+            Helper::X87Flags => &X87_FLAGS_WRITES,
         }
     }
 }

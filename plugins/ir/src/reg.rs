@@ -6,7 +6,10 @@ use crate::types::Type;
 /// instruction's `aux` field as a `u16`:
 /// 0..=15 GPRs (x86 encoding order), 16..=22 flags, 32..=47 XMM registers
 /// (the low 128 bits of ymm0-15), 48.. special registers, 64..=79 the upper
-/// 128 bits of ymm0-15 (`ymmh0`..`ymmh15`).
+/// 128 bits of ymm0-15 (`ymmh0`..`ymmh15`), 80..=87 the MMX registers
+/// `mm0`..`mm7` (the significands, bits 0-63, of the x87 data registers
+/// R0-R7), 88..=95 `fpexp0`..`fpexp7` (bits 64-79 of R0-R7: sign and
+/// exponent).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Reg(pub u16);
 
@@ -16,12 +19,14 @@ pub const GPR_NAMES: [&str; 16] =
 /// Names of the status and control flags, in [`crate::GuestState::flags`] order.
 pub const FLAG_NAMES: [&str; 7] = ["cf", "pf", "af", "zf", "sf", "of", "df"];
 /// Names of the special registers, from [`Reg::FS_BASE`] on.
-pub const SPECIAL_NAMES: [&str; 7] = ["fs_base", "gs_base", "mxcsr", "fpcw", "fpsw", "x87_op", "x87_addr"];
+pub const SPECIAL_NAMES: [&str; 8] = ["fs_base", "gs_base", "mxcsr", "fpcw", "fpsw", "x87_op", "x87_addr", "fptag"];
 
 const FLAG0: u16 = 16;
 const XMM0: u16 = 32;
 const SPECIAL0: u16 = 48;
 const YMMH0: u16 = 64;
+const MM0: u16 = 80;
+const FPEXP0: u16 = 88;
 
 impl Reg {
     pub const RAX: Reg = Reg(0);
@@ -50,10 +55,25 @@ impl Reg {
     pub const X87_OP: Reg = Reg(SPECIAL0 + 5);
     /// Scratch: the address of that operation's memory operand.
     pub const X87_ADDR: Reg = Reg(SPECIAL0 + 6);
+    /// The x87 tags, abridged as fxsave stores them (bit i: R<i> valid).
+    pub const FPTAG: Reg = Reg(SPECIAL0 + 7);
 
     /// One past the highest register number: a table indexed by `Reg.0`
     /// of this length covers every register.
-    pub const SLOTS: usize = YMMH0 as usize + 16;
+    pub const SLOTS: usize = FPEXP0 as usize + 8;
+
+    /// The x87 data registers' parts and tags, which the `x87` helpers
+    /// read and write as a whole and MMX instructions piecewise.
+    pub const X87_DATA: [Reg; 17] = {
+        let mut r = [Reg::FPTAG; 17];
+        let mut i = 0;
+        while i < 8 {
+            r[i] = Reg(MM0 + i as u16);
+            r[8 + i] = Reg(FPEXP0 + i as u16);
+            i += 1;
+        }
+        r
+    };
 
     /// The six status flags the arithmetic instructions write.
     pub const STATUS_FLAGS: [Reg; 6] = [Reg::CF, Reg::PF, Reg::AF, Reg::ZF, Reg::SF, Reg::OF];
@@ -74,6 +94,19 @@ impl Reg {
         Reg(YMMH0 + u16::from(n))
     }
 
+    /// mm`n`: the significand (bits 0-63) of the x87 data register R`n`.
+    pub fn mm(n: u8) -> Reg {
+        debug_assert!(n < 8);
+        Reg(MM0 + u16::from(n))
+    }
+
+    /// Bits 64-79 (sign and exponent) of the x87 data register R`n`; an
+    /// MMX write of mm`n` sets them to all ones.
+    pub fn fpexp(n: u8) -> Reg {
+        debug_assert!(n < 8);
+        Reg(FPEXP0 + u16::from(n))
+    }
+
     /// Every valid register, in encoding order.
     pub fn all() -> impl Iterator<Item = Reg> {
         (0..16)
@@ -81,6 +114,7 @@ impl Reg {
             .chain(XMM0..XMM0 + 16)
             .chain(SPECIAL0..SPECIAL0 + SPECIAL_NAMES.len() as u16)
             .chain(YMMH0..YMMH0 + 16)
+            .chain(MM0..FPEXP0 + 8)
             .map(Reg)
     }
 
@@ -108,6 +142,16 @@ impl Reg {
         (YMMH0..YMMH0 + 16).contains(&self.0).then(|| usize::from(self.0 - YMMH0))
     }
 
+    #[inline]
+    pub fn as_mm(self) -> Option<usize> {
+        (MM0..MM0 + 8).contains(&self.0).then(|| usize::from(self.0 - MM0))
+    }
+
+    #[inline]
+    pub fn as_fpexp(self) -> Option<usize> {
+        (FPEXP0..FPEXP0 + 8).contains(&self.0).then(|| usize::from(self.0 - FPEXP0))
+    }
+
     /// The type `get` of this register yields, or `None` for an invalid one.
     pub fn ty(self) -> Option<Type> {
         if self.as_gpr().is_some() {
@@ -116,17 +160,22 @@ impl Reg {
             Some(Type::I1)
         } else if self.as_xmm().is_some() || self.as_ymm_hi().is_some() {
             Some(Type::V128)
+        } else if self.as_mm().is_some() {
+            Some(Type::I64)
+        } else if self.as_fpexp().is_some() {
+            Some(Type::I16)
         } else {
             match self {
                 Reg::FS_BASE | Reg::GS_BASE | Reg::X87_ADDR => Some(Type::I64),
                 Reg::MXCSR | Reg::X87_OP => Some(Type::I32),
                 Reg::FPCW | Reg::FPSW => Some(Type::I16),
+                Reg::FPTAG => Some(Type::I8),
                 _ => None,
             }
         }
     }
 
-    /// The text name (`rax`, `cf`, `xmm3`, `ymmh3`, `fs_base`).
+    /// The text name (`rax`, `cf`, `xmm3`, `ymmh3`, `mm3`, `fpexp3`, `fs_base`).
     pub fn write_name(self, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
         if let Some(g) = self.as_gpr() {
             out.write_str(GPR_NAMES[g])
@@ -136,6 +185,10 @@ impl Reg {
             write!(out, "xmm{x}")
         } else if let Some(x) = self.as_ymm_hi() {
             write!(out, "ymmh{x}")
+        } else if let Some(x) = self.as_mm() {
+            write!(out, "mm{x}")
+        } else if let Some(x) = self.as_fpexp() {
+            write!(out, "fpexp{x}")
         } else if (SPECIAL0..SPECIAL0 + SPECIAL_NAMES.len() as u16).contains(&self.0) {
             out.write_str(SPECIAL_NAMES[usize::from(self.0 - SPECIAL0)])
         } else {
@@ -153,12 +206,11 @@ impl Reg {
         if let Some(i) = SPECIAL_NAMES.iter().position(|n| *n == s) {
             return Some(Reg(SPECIAL0 + i as u16));
         }
-        let (first, digits) = match s.strip_prefix("ymmh") {
-            Some(d) => (YMMH0, d),
-            None => (XMM0, s.strip_prefix("xmm")?),
-        };
+        let (first, count, digits) = [("ymmh", YMMH0, 16), ("xmm", XMM0, 16), ("mm", MM0, 8), ("fpexp", FPEXP0, 8)]
+            .into_iter()
+            .find_map(|(prefix, first, count)| Some((first, count, s.strip_prefix(prefix)?)))?;
         let n: u16 = digits.parse().ok()?;
-        (n < 16).then_some(Reg(first + n))
+        (n < count).then_some(Reg(first + n))
     }
 }
 
@@ -182,6 +234,9 @@ mod tests {
         }
         assert_eq!(Reg::from_name("ymmh15"), Some(Reg::ymm_hi(15)));
         assert_eq!(Reg::from_name("ymmh16"), None);
+        assert_eq!(Reg::from_name("mm7"), Some(Reg::mm(7)));
+        assert_eq!(Reg::from_name("mm8"), None);
+        assert_eq!(Reg::from_name("fpexp0"), Some(Reg::fpexp(0)));
         let distinct: alloc::collections::BTreeSet<_> = names.iter().collect();
         assert_eq!(distinct.len(), names.len());
     }

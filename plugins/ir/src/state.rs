@@ -88,6 +88,7 @@ impl GuestState {
     pub const OFFSET_XMM: usize = core::mem::offset_of!(GuestState, xmm);
     pub const OFFSET_ST: usize = core::mem::offset_of!(GuestState, st);
     pub const OFFSET_FPSW: usize = core::mem::offset_of!(GuestState, fpsw);
+    pub const OFFSET_FPTAG: usize = core::mem::offset_of!(GuestState, fptag);
     pub const OFFSET_X87_OP: usize = core::mem::offset_of!(GuestState, x87_op);
     pub const OFFSET_X87_ADDR: usize = core::mem::offset_of!(GuestState, x87_addr);
     pub const OFFSET_YMM_HI: usize = core::mem::offset_of!(GuestState, ymm_hi);
@@ -102,6 +103,10 @@ impl GuestState {
             Self::OFFSET_XMM + 16 * x
         } else if let Some(x) = reg.as_ymm_hi() {
             Self::OFFSET_YMM_HI + 16 * x
+        } else if let Some(p) = reg.as_mm() {
+            Self::OFFSET_ST + 16 * p
+        } else if let Some(p) = reg.as_fpexp() {
+            Self::OFFSET_ST + 16 * p + 8
         } else {
             match reg {
                 Reg::FS_BASE => Self::OFFSET_FS_BASE,
@@ -111,6 +116,7 @@ impl GuestState {
                 Reg::FPSW => Self::OFFSET_FPSW,
                 Reg::X87_OP => Self::OFFSET_X87_OP,
                 Reg::X87_ADDR => Self::OFFSET_X87_ADDR,
+                Reg::FPTAG => Self::OFFSET_FPTAG,
                 _ => panic!("invalid register {reg:?}"),
             }
         }
@@ -126,6 +132,10 @@ impl GuestState {
             self.xmm[x]
         } else if let Some(x) = reg.as_ymm_hi() {
             self.ymm_hi[x]
+        } else if let Some(p) = reg.as_mm() {
+            self.st[p] & u128::from(u64::MAX)
+        } else if let Some(p) = reg.as_fpexp() {
+            self.st[p] >> 64 & 0xffff
         } else {
             match reg {
                 Reg::FS_BASE => u128::from(self.fs_base),
@@ -135,6 +145,7 @@ impl GuestState {
                 Reg::FPSW => u128::from(self.fpsw),
                 Reg::X87_OP => u128::from(self.x87_op),
                 Reg::X87_ADDR => u128::from(self.x87_addr),
+                Reg::FPTAG => u128::from(self.fptag),
                 _ => panic!("invalid register {reg:?}"),
             }
         }
@@ -150,6 +161,10 @@ impl GuestState {
             self.xmm[x] = v;
         } else if let Some(x) = reg.as_ymm_hi() {
             self.ymm_hi[x] = v;
+        } else if let Some(p) = reg.as_mm() {
+            self.st[p] = self.st[p] & !u128::from(u64::MAX) | v & u128::from(u64::MAX);
+        } else if let Some(p) = reg.as_fpexp() {
+            self.st[p] = self.st[p] & !(0xffff << 64) | (v & 0xffff) << 64;
         } else {
             match reg {
                 Reg::FS_BASE => self.fs_base = v as u64,
@@ -159,6 +174,7 @@ impl GuestState {
                 Reg::FPSW => self.fpsw = v as u16,
                 Reg::X87_OP => self.x87_op = v as u32,
                 Reg::X87_ADDR => self.x87_addr = v as u64,
+                Reg::FPTAG => self.fptag = v as u8,
                 _ => panic!("invalid register {reg:?}"),
             }
         }
@@ -193,10 +209,25 @@ mod tests {
         assert_eq!(GuestState::OFFSET_XMM, 176);
         assert_eq!(GuestState::OFFSET_ST, 432);
         assert_eq!(GuestState::OFFSET_FPSW, 560);
+        assert_eq!(GuestState::OFFSET_FPTAG, 562);
         assert_eq!(GuestState::OFFSET_X87_OP, 564);
         assert_eq!(GuestState::OFFSET_X87_ADDR, 568);
         assert_eq!(GuestState::OFFSET_YMM_HI, 576);
         assert_eq!(core::mem::size_of::<GuestState>(), 832);
+    }
+
+    #[test]
+    fn mmx_registers_are_the_x87_data_registers_parts() {
+        let mut s = GuestState::default();
+        s.st[3] = 0x1234_8000_0000_0000_0001;
+        assert_eq!(s.get(Reg::mm(3)), 0x8000_0000_0000_0001);
+        assert_eq!(s.get(Reg::fpexp(3)), 0x1234);
+        s.set(Reg::mm(3), 0x55);
+        s.set(Reg::fpexp(3), 0xffff);
+        assert_eq!(s.st[3], 0xffff_0000_0000_0000_0055);
+        assert_eq!(GuestState::offset_of(Reg::fpexp(3)), GuestState::OFFSET_ST + 3 * 16 + 8);
+        s.set(Reg::FPTAG, 0x81);
+        assert_eq!(s.fptag, 0x81);
     }
 
     #[test]

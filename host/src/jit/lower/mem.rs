@@ -89,6 +89,7 @@ impl Lowerer<'_> {
             ),
             Type::I32 => a64!(self.ops; ldr W(x), [X(STATE_REG), #off]),
             Type::I16 => a64!(self.ops; ldrh W(x), [X(STATE_REG), #off]),
+            Type::I8 => a64!(self.ops; ldrb W(x), [X(STATE_REG), #off]),
             _ => return false,
         }
         if reg == Reg::MXCSR {
@@ -124,6 +125,7 @@ impl Lowerer<'_> {
             Type::I1 => a64!(self.ops; strb W(x), [X(STATE_REG), #off]),
             Type::I32 => a64!(self.ops; str W(x), [X(STATE_REG), #off]),
             Type::I16 => a64!(self.ops; strh W(x), [X(STATE_REG), #off]),
+            Type::I8 => a64!(self.ops; strb W(x), [X(STATE_REG), #off]),
             _ => return false,
         }
         if reg == Reg::MXCSR {

@@ -40,6 +40,12 @@ pub struct Vex {
     /// The writes of this instruction: slot, value, and whether the slot
     /// is an XMM register written as one (its upper half then zeroed).
     writes: Vec<(Reg, Value, bool)>,
+    /// An MMX form (see [`super::mmx`]): mm registers are operands of 64
+    /// bits, read zero-extended to 128.
+    pub(super) mmx: bool,
+    /// What legacy operands 0 and 1 read instead of the operands
+    /// themselves: an MMX form's operands arranged for its 128-bit form.
+    pub(super) reads: Option<[Value; 2]>,
 }
 
 impl Vex {

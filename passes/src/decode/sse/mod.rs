@@ -4,8 +4,8 @@
 //! tables where they fit, in [`v2`] where they do not, and the string
 //! compares in [`string_compare`]; their VEX forms (AVX, AVX2) through the
 //! operand view of [`avx`], which also lifts FMA3 ([`fma`]), and F16C's
-//! half-precision conversions in [`f16c`]. Only the XMM and YMM
-//! forms: an MMX (mm register) operand makes any of them unsupported.
+//! half-precision conversions in [`f16c`]; their MMX forms (mm register
+//! operands) through the 64-bit operand view of [`mmx`].
 //!
 //! Most instructions share one of three shapes and are table-driven:
 //! packed `dst = op.T(dst, src[, imm])` over the whole register
@@ -27,6 +27,7 @@ mod f16c;
 mod float;
 mod fma;
 mod int;
+mod mmx;
 mod moves;
 mod string_compare;
 mod v2;
@@ -57,6 +58,9 @@ impl L<'_, '_> {
     pub fn sse(&mut self, m: Mnemonic) -> Outcome {
         if self.i.encoding() == EncodingKind::VEX {
             return self.avx(m);
+        }
+        if matches!(m, Mnemonic::Emms | Mnemonic::Cvtpi2ps | Mnemonic::Cvtpi2pd) || self.has_mm_operand() {
+            return self.mmx(m);
         }
         self.xlift(m)
     }
@@ -105,6 +109,7 @@ impl L<'_, '_> {
                 Outcome::Next
             }
             M::Pinsrw => self.xpinsrw(),
+            M::Maskmovq | M::Maskmovdqu => self.maskmov(),
             M::Ucomiss | M::Comiss => self.xucomi(T::F32, m == M::Comiss),
             M::Ucomisd | M::Comisd => self.xucomi(T::F64, m == M::Comisd),
             M::Cvttss2si | M::Cvtss2si => self.xcvt_to_int(T::F32, m == M::Cvtss2si),
@@ -113,15 +118,31 @@ impl L<'_, '_> {
         }
     }
 
-    /// Whether every register operand is an XMM or YMM register or a GPR
-    /// (so no MMX form, nor anything else that reaches here by mnemonic).
+    /// Whether every register operand is an XMM or YMM register or a GPR,
+    /// or in the MMX view an mm register (so nothing else that reaches
+    /// here by mnemonic).
     fn xoperands_ok(&self) -> bool {
         (0..self.i.op_count()).all(|n| {
             self.i.op_kind(n) != OpKind::Register || {
                 let r = self.i.op_register(n);
-                r.is_xmm() || r.is_ymm() || r.is_gpr()
+                r.is_xmm() || r.is_ymm() || r.is_gpr() || (self.vex.mmx && r.is_mm())
             }
         })
+    }
+
+    /// The width in bytes of the vectors the instruction works on: 8 for
+    /// an MMX form, else 16 (per half of a 256-bit form).
+    fn xbytes(&self) -> u32 {
+        if self.vex.mmx {
+            8
+        } else {
+            16
+        }
+    }
+
+    /// The number of lanes of scalar type `ty` in [`L::xbytes`].
+    fn xlanes(&self, ty: Type) -> u16 {
+        (self.xbytes() * 8 / ty.bits()) as u16
     }
 
     /// The instruction's operand that legacy position `n` reads.
@@ -139,11 +160,12 @@ impl L<'_, '_> {
         }
     }
 
-    /// Whether the instruction's operand `k` is a vector register.
+    /// Whether the instruction's operand `k` is a vector register (an mm
+    /// register too, in the MMX view).
     fn is_vreg(&self, k: u32) -> bool {
         self.i.op_kind(k) == OpKind::Register && {
             let r = self.i.op_register(k);
-            r.is_xmm() || r.is_ymm()
+            r.is_xmm() || r.is_ymm() || (self.vex.mmx && r.is_mm())
         }
     }
 
@@ -159,21 +181,28 @@ impl L<'_, '_> {
         (self.i.op_kind(last) == OpKind::Immediate8).then(|| self.vex.imm(self.i.immediate8()))
     }
 
-    /// Legacy operand `n` read as a 128-bit vector (see [`L::vget`]).
+    /// Legacy operand `n` read as a 128-bit vector (see [`L::vget`]), or
+    /// what the MMX view arranged for it ([`Vex::reads`]).
     fn xget(&mut self, n: u32) -> Value {
-        self.vget(self.src_op(n))
+        match self.vex.reads {
+            Some(reads) if n < 2 => reads[n as usize],
+            _ => self.vget(self.src_op(n)),
+        }
     }
 
     /// The instruction's operand `k` as a 128-bit vector: an XMM register,
     /// the current half of a YMM register, or memory of the operand's size
-    /// (the current half of m256, m128, or m64/m32 zero-extended). An XMM
-    /// or narrower source of a widening 256-bit form is seen by its upper
-    /// half as [`L::xwiden_half`] moves it.
+    /// (the current half of m256, m128, or m64/m32 zero-extended), or an
+    /// mm register zero-extended. An XMM or narrower source of a widening
+    /// 256-bit form is seen by its upper half as [`L::xwiden_half`] moves it.
     fn vget(&mut self, k: u32) -> Value {
         let v = if self.is_vreg(k) {
             let r = self.i.op_register(k);
             if r.is_ymm() {
                 return self.b.get(self.vex.slot(vec_num(r)));
+            }
+            if r.is_mm() {
+                return self.mm_get(r);
             }
             self.b.get(Reg::xmm(vec_num(r)))
         } else {
@@ -191,12 +220,14 @@ impl L<'_, '_> {
     }
 
     /// Writes the vector `v` to legacy operand `n`: an XMM register (its
-    /// YMM half), or memory.
+    /// YMM half), an mm register (the low 64 bits), or memory.
     fn xset(&mut self, n: u32, v: Value) {
         let k = self.dst_op(n);
         if self.is_vreg(k) {
             let r = self.i.op_register(k);
-            if r.is_ymm() {
+            if r.is_mm() {
+                self.mm_set(r, v);
+            } else if r.is_ymm() {
                 let slot = self.vex.slot(vec_num(r));
                 self.vdefer(slot, v);
             } else {

@@ -65,9 +65,9 @@ impl L<'_, '_> {
         Outcome::Next
     }
 
-    /// pinsrw xmm, r32/m16, imm8.
+    /// pinsrw xmm (or mm), r32/m16, imm8.
     pub(super) fn xpinsrw(&mut self) -> Outcome {
-        let n = self.ximm8().unwrap_or(0) & 7;
+        let n = self.ximm8().unwrap_or(0) % self.xlanes(Type::I16);
         let w = self.read(self.src_op(1), Type::I16);
         let d = self.xget(0);
         let r = self.xset_lane(d, w, n);

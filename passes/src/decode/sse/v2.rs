@@ -305,7 +305,7 @@ impl L<'_, '_> {
     /// pextrb/w/d/q, extractps: lane imm (of `ty` lanes) of the XMM source
     /// into a GPR, zero-extended, or into memory.
     pub(super) fn xextract(&mut self, ty: Type) {
-        let n = self.ximm8().unwrap_or(0) % (128 / ty.bits()) as u16;
+        let n = self.ximm8().unwrap_or(0) % self.xlanes(ty);
         let v = self.xget(1);
         let x = self.xlane(v, ty, n);
         let x = if self.is_mem(0) { x } else { self.resize(x, ty, self.op_type(0)) };
@@ -315,7 +315,7 @@ impl L<'_, '_> {
     /// pinsrb/d/q: lane imm (of `ty` lanes) of dst from a GPR's low bits
     /// or memory.
     fn xinsert(&mut self, ty: Type) {
-        let n = self.ximm8().unwrap_or(0) % (128 / ty.bits()) as u16;
+        let n = self.ximm8().unwrap_or(0) % self.xlanes(ty);
         let x = self.read(self.src_op(1), ty);
         let d = self.xget(0);
         let r = self.xset_lane(d, x, n);
