@@ -344,16 +344,19 @@ impl Fuzzer {
     }
 
     /// An agreed run as a line of the case file: the code, the initial
-    /// GPRs, flags (cf pf af zf sf of df), XMM registers, YMM upper halves
-    /// and buffer, the flags undefined at the end (a mask), then the CPU's
-    /// final GPRs, flags, XMM registers, YMM upper halves and buffer;
-    /// hexadecimal, space-separated.
+    /// GPRs, flags (cf pf af zf sf of df), XMM registers, YMM upper halves,
+    /// x87 status word, tags and R0-R7 (the MMX registers' home) and
+    /// buffer, the flags undefined at the end (a mask), then the CPU's
+    /// final GPRs, flags, XMM registers, YMM upper halves, x87 state and
+    /// buffer; hexadecimal, space-separated.
     pub fn case_line(&self, a: &Agreement, start: &Start) -> String {
         let state = |s: &GuestState| {
             let gpr = s.gpr.iter().map(|g| format!("{g:x}"));
             let flags: String = s.flags[..7].iter().map(|f| f.to_string()).collect();
             let xmm = s.xmm.iter().chain(&s.ymm_hi).map(|x| format!("{x:x}"));
-            gpr.chain(std::iter::once(flags)).chain(xmm).collect::<Vec<_>>().join(" ")
+            let x87 = [format!("{:x}", s.fpsw), format!("{:x}", s.fptag)].into_iter();
+            let st = s.st.iter().map(|r| format!("{r:x}"));
+            gpr.chain(std::iter::once(flags)).chain(xmm).chain(x87).chain(st).collect::<Vec<_>>().join(" ")
         };
         let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
         format!(

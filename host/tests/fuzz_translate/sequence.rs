@@ -56,7 +56,7 @@ fn kind(form: &Form) -> Option<Kind> {
     use Mnemonic as M;
     let m = form.insn.mnemonic();
     let vsib = form.insn.memory_index().is_xmm() || form.insn.memory_index().is_ymm();
-    if form.string || vsib || matches!(m, M::Leave | M::Popfq) {
+    if form.string || vsib || matches!(m, M::Leave | M::Popfq | M::Maskmovq | M::Maskmovdqu | M::Vmaskmovdqu) {
         // Their state needs steering a sequence cannot give (rsi/rdi in
         // the buffer, rbp the stack, a popped rflags without TF and AC, a
         // gather's index elements that keep each address in the buffer).
@@ -112,7 +112,7 @@ fn kind(form: &Form) -> Option<Kind> {
         Kind::Producer
     } else if forms::INTEGER.contains(&m) {
         Kind::Integer
-    } else if forms::SSE.contains(&m) || forms::V2.contains(&m) || forms::is_avx(m) {
+    } else if forms::SSE.contains(&m) || forms::V2.contains(&m) || forms::MMX.contains(&m) || forms::is_avx(m) {
         Kind::Sse
     } else {
         return None; // x87

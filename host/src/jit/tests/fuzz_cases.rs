@@ -4,7 +4,9 @@
 //! `AARCHX_FUZZ_CASES` names (see docs/oracle.md); this test runs each
 //! through the default policy's whole pipeline on the JIT, region after
 //! region, and compares the end with the CPU's: GPRs, the flags but those
-//! undefined at the end, XMM registers, the buffer, and the exit address.
+//! undefined at the end, XMM registers, the x87 status word, tags and data
+//! registers (where the MMX registers live), the buffer, and the exit
+//! address.
 //! A sequence with a region the JIT declines for an op docs/codegen.md
 //! lists as not lowered ([`EXPECTED_DECLINES`]: a real run interprets that
 //! region) is counted by the declined op and not compared; any other
@@ -52,7 +54,7 @@ fn number(hex: &str) -> u128 {
 }
 
 /// A state from its fields: 16 GPRs, the flags as digits, 16 XMM
-/// registers, the 16 YMM upper halves.
+/// registers, the 16 YMM upper halves, the x87 status word and tags, R0-R7.
 fn state(fields: &mut dyn Iterator<Item = &str>, rip: u64) -> GuestState {
     let mut s = GuestState::default();
     for g in s.gpr.iter_mut() {
@@ -63,6 +65,11 @@ fn state(fields: &mut dyn Iterator<Item = &str>, rip: u64) -> GuestState {
     }
     for x in s.xmm.iter_mut().chain(s.ymm_hi.iter_mut()) {
         *x = number(fields.next().expect("an XMM register or YMM upper half"));
+    }
+    s.fpsw = number(fields.next().expect("the x87 status word")) as u16;
+    s.fptag = number(fields.next().expect("the x87 tags")) as u8;
+    for r in s.st.iter_mut() {
+        *r = number(fields.next().expect("an x87 register"));
     }
     s.rip = rip;
     s
@@ -197,6 +204,15 @@ fn run(case: &Case, pipeline: &mut Pipeline, jit: &mut Jit, buffer: &mut Buffer,
     for (k, name) in names.iter().enumerate() {
         if case.undefined & (1 << k) == 0 && state.flags[k] != case.end.flags[k] {
             problems.push(format!("{name}: CPU {} | JIT {}", case.end.flags[k], state.flags[k]));
+        }
+    }
+    if (state.fpsw, state.fptag) != (case.end.fpsw, case.end.fptag) {
+        let (c, j) = (&case.end, &state);
+        problems.push(format!("fpsw, fptag: CPU {:#x}, {:#x} | JIT {:#x}, {:#x}", c.fpsw, c.fptag, j.fpsw, j.fptag));
+    }
+    for p in 0..8 {
+        if state.st[p] != case.end.st[p] {
+            problems.push(format!("r{p}: CPU {:#x} | JIT {:#x}", case.end.st[p], state.st[p]));
         }
     }
     let mem = buffer.get();
