@@ -1,7 +1,7 @@
 //! The SSE/SSE2 lifter: every supported form lifts to a region the
-//! verifier accepts, with the expected IR ops; unsupported forms (MMX
-//! registers, later extensions) and forms above the CPU level become `trap
-//! ill` with nothing else emitted. The semantics are checked against the
+//! verifier accepts, with the expected IR ops; unsupported forms (later
+//! extensions) and forms above the CPU level (SSSE3's MMX forms too)
+//! become `trap ill` with nothing else emitted. The semantics are checked against the
 //! CPU by the oracle tests.
 
 mod common;
@@ -266,19 +266,6 @@ fn supported_forms_run_on_in_one_region() {
 #[test]
 fn unsupported_forms_trap_with_nothing_emitted() {
     let cases: &[Asm] = &[
-        |a| a.punpcklbw(mm0, mm1),
-        |a| a.paddq(mm0, mm1),
-        |a| a.pxor(mm0, qword_ptr(rax)),
-        |a| a.movq(mm0, mm1),
-        |a| a.movd(mm0, eax),
-        |a| a.movq(rax, mm1),
-        |a| a.pextrw(eax, mm0, 1),
-        |a| a.pmovmskb(eax, mm1),
-        |a| a.psllw(mm0, 3),
-        |a| a.pshufw(mm0, mm1, 0),
-        |a| a.cvtpi2ps(xmm0, mm1),
-        |a| a.maskmovdqu(xmm0, xmm1),
-        |a| a.vmaskmovdqu(xmm0, xmm1),
         // VAES: not x86-64-v3.
         |a| a.vaesenc(ymm0, ymm1, ymm2),
     ];
@@ -310,11 +297,14 @@ fn forms_above_the_level_trap() {
         |a| a.pcmpgtq(xmm0, xmm1),
         |a| a.popcnt(eax, ecx),
         |a| a.cmpxchg16b(xmmword_ptr(rsi)),
+        |a| a.pshufb(mm0, mm1),
+        |a| a.palignr(mm0, qword_ptr(rax), 3),
+        |a| a.phaddw(mm2, mm3),
     ];
     assert_traps(v2, CpuLevel::V1);
     for (i, f) in v2.iter().enumerate() {
         let text = print(&lift_at(assemble(*f), 64, CpuLevel::V2));
-        assert!(!text.contains("trap"), "case {i} at V2:\n{text}");
+        assert!(!text.contains("trap ill"), "case {i} at V2:\n{text}");
     }
 }
 
@@ -367,4 +357,36 @@ fn scalar_merge_versus_load_zeroing() {
         add.contains("v0 = get xmm4") && add.contains("v2 = get xmm3") && add.contains("insert_lane.f64x2 v2"),
         "{add}"
     );
+}
+
+#[test]
+fn mmx_forms_lift_through_the_64_bit_view_with_the_x87_transition() {
+    let cases: &[(Asm, &[&str])] = &[
+        (|a| a.paddb(mm0, mm1), &["get mm1", "get mm0", "add.i8x16", "set mm0", "set fpexp0", "set fptag"]),
+        (|a| a.pxor(mm2, qword_ptr(rax)), &["load.i64", "xor.v128", "set mm2"]),
+        (|a| a.movq(rax, mm1), &["get mm1", "set rax"]),
+        (|a| a.movq2dq(xmm3, mm1), &["get mm1", "set xmm3"]),
+        (|a| a.packsswb(mm0, mm1), &["unpack_lo.i64x2", "narrow_s.i8x16"]),
+        (|a| a.pshufw(mm0, mm1, 0x1b), &["shuffle.i16x8"]),
+        (|a| a.pextrw(eax, mm0, 5), &["extract_lane.i16x8 v8, 1"]),
+        (|a| a.emms(), &["iconst.i8 0x0", "set fptag"]),
+    ];
+    let mut failures = String::new();
+    for (i, (f, want)) in cases.iter().enumerate() {
+        let text = lift(assemble(*f));
+        // A pending x87 exception first, then TOP cleared (and tags set).
+        let expected = ["trap x87fp", "iconst.i16 0xc7ff", "set fpsw"];
+        for w in want.iter().chain(&expected).filter(|w| !text.contains(*w)) {
+            failures += &format!("case {i}: no `{w}` in\n{text}\n");
+        }
+        if text.contains("trap ill") {
+            failures += &format!("case {i} is unsupported:\n{text}\n");
+        }
+    }
+    // From memory, cvtpi2ps is an SSE instruction: no x87 state change.
+    let text = lift(assemble(|a| a.cvtpi2ps(xmm0, qword_ptr(rax))));
+    if text.contains("fptag") || text.contains("fpsw") || !text.contains("sint_to_f.f32x4") {
+        failures += &format!("cvtpi2ps xmm0, [rax]:\n{text}\n");
+    }
+    assert!(failures.is_empty(), "{failures}");
 }
