@@ -368,7 +368,7 @@ fn mmx_forms_lift_through_the_64_bit_view_with_the_x87_transition() {
         (|a| a.movq2dq(xmm3, mm1), &["get mm1", "set xmm3"]),
         (|a| a.packsswb(mm0, mm1), &["unpack_lo.i64x2", "narrow_s.i8x16"]),
         (|a| a.pshufw(mm0, mm1, 0x1b), &["shuffle.i16x8"]),
-        (|a| a.pextrw(eax, mm0, 5), &["extract_lane.i16x8 v8, 1"]),
+        (|a| a.pextrw(eax, mm0, 5), &["extract_lane.i16x8 v6, 1"]),
         (|a| a.emms(), &["iconst.i8 0x0", "set fptag"]),
     ];
     let mut failures = String::new();

@@ -41,7 +41,7 @@ pub struct Vex {
     /// is an XMM register written as one (its upper half then zeroed).
     writes: Vec<(Reg, Value, bool)>,
     /// An MMX form (see [`super::mmx`]): mm registers are operands of 64
-    /// bits, read zero-extended to 128.
+    /// bits, read into both halves of a 128-bit vector.
     pub(super) mmx: bool,
     /// What legacy operands 0 and 1 read instead of the operands
     /// themselves: an MMX form's operands arranged for its 128-bit form.

@@ -8,15 +8,20 @@
 //! the oracle runs on does; the SDM names only the tags).
 //!
 //! An MMX form is its SSE form's own lifting through the 64-bit operand
-//! view (`Vex::mmx`): an mm operand reads as the 128-bit vector of its
-//! value zero-extended and is written from the result's low 64 bits, so
-//! the lane-wise operations need nothing more. The forms whose 64-bit
+//! view (`Vex::mmx`): an mm operand reads as the 128-bit vector holding
+//! its value in both halves (one `splat`; an m64 operand reads
+//! zero-extended, as for SSE) and is written from the result's low 64
+//! bits. The low half of a lane-wise operation's result depends only on
+//! the low halves of its operands, so those forms need nothing more, and
+//! pshufb, which indexes its table with 3 bits where the 128-bit form
+//! uses 4, finds the table repeated as it needs. The forms whose 64-bit
 //! lanes do not line up with the 128-bit form's get, through
 //! `Vex::reads`, operand vectors arranged so that the 128-bit form's low
 //! half is the MMX result: dst:src as one vector for the packs and the
 //! horizontal adds and subtracts, the high halves moved to bytes 8-11 for
-//! the high interleaves, the table repeated for pshufb (which indexes
-//! with 3 bits), src:dst after zero for palignr.
+//! the high interleaves, src:dst after zero for palignr; and the zero-
+//! extended value for the forms that read every lane (pmovmskb, and the
+//! conversions, which would raise exceptions for the upper lanes).
 
 use aarchx_ir::{Opcode, Reg, Type, Value};
 use iced_x86::{Mnemonic, OpKind, Register};
@@ -55,12 +60,14 @@ impl L<'_, '_> {
             M::Cvtpi2pd => self.xlift(M::Cvtdq2pd),
             M::Cvtpd2pi => self.xlift(M::Cvtpd2dq),
             M::Cvttpd2pi => self.xlift(M::Cvttpd2dq),
-            M::Cvtps2pi | M::Cvttps2pi => {
-                // Only the source's low two lanes are converted (and can
-                // raise exceptions).
-                let s = self.mm_low(1);
+            M::Cvtps2pi | M::Cvttps2pi | M::Pmovmskb => {
+                let s = self.mm_zero_ext(1);
                 self.vex.reads = Some([s, s]);
-                self.xlift(if m == M::Cvtps2pi { M::Cvtps2dq } else { M::Cvttps2dq })
+                self.xlift(match m {
+                    M::Cvtps2pi => M::Cvtps2dq,
+                    M::Cvttps2pi => M::Cvttps2dq,
+                    _ => m,
+                })
             }
             M::Cvtpi2ps => self.cvtpi2ps(),
             M::Packsswb
@@ -72,28 +79,21 @@ impl L<'_, '_> {
             | M::Phsubw
             | M::Phsubd
             | M::Phsubsw => {
-                let (d, s) = (self.mm_low(0), self.mm_low(1));
+                let (d, s) = (self.xget(0), self.xget(1));
                 let joined = self.bin(Opcode::UnpackLo, Type::I64X2, d, s);
                 self.vex.reads = Some([joined, joined]);
                 self.xlift(m)
             }
             M::Punpckhbw | M::Punpckhwd | M::Punpckhdq => {
                 let [d, s] = [0, 1].map(|n| {
-                    let v = self.mm_low(n);
+                    let v = self.xget(n);
                     self.b.unary_imm(Opcode::ByteShl, Type::V128, v, 4)
                 });
                 self.vex.reads = Some([d, s]);
                 self.xlift(m)
             }
-            M::Pshufb => {
-                let d = self.mm_low(0);
-                let table = self.bin(Opcode::UnpackLo, Type::I64X2, d, d);
-                let s = self.mm_low(1);
-                self.vex.reads = Some([table, s]);
-                self.xlift(m)
-            }
             M::Palignr => {
-                let (d, s) = (self.mm_low(0), self.mm_low(1));
+                let (d, s) = (self.xget(0), self.xget(1));
                 let joined = self.bin(Opcode::UnpackLo, Type::I64X2, s, d);
                 let zero = self.xconst(0);
                 self.vex.reads = Some([zero, joined]);
@@ -109,13 +109,18 @@ impl L<'_, '_> {
 
     /// Legacy operand `n` as the 128-bit vector of its low 64 bits, the
     /// upper half zero.
-    fn mm_low(&mut self, n: u32) -> Value {
-        let v = self.vget(self.src_op(n));
-        if self.is_xreg(n) && !self.i.op_register(self.src_op(n)).is_mm() {
-            let low = self.xlane(v, Type::I64, 0);
-            return self.xzero_ext(low, Type::I64);
+    fn mm_zero_ext(&mut self, n: u32) -> Value {
+        if !self.is_xreg(n) {
+            return self.xget(n);
         }
-        v
+        let r = self.i.op_register(self.src_op(n));
+        let low = if r.is_mm() {
+            self.b.get(Reg::mm(mm_num(r)))
+        } else {
+            let v = self.xget(n);
+            self.xlane(v, Type::I64, 0)
+        };
+        self.xzero_ext(low, Type::I64)
     }
 
     /// The x87 state after an MMX instruction: TOP 0, the abridged tags
@@ -129,10 +134,10 @@ impl L<'_, '_> {
         self.b.set(Reg::FPTAG, tags);
     }
 
-    /// mm register `r` as a 128-bit vector, its value zero-extended.
+    /// mm register `r` as a 128-bit vector, its value in both halves.
     pub(super) fn mm_get(&mut self, r: Register) -> Value {
         let v = self.b.get(Reg::mm(mm_num(r)));
-        self.xzero_ext(v, Type::I64)
+        self.un(Opcode::Splat, Type::I64X2, v)
     }
 
     /// Writes the low 64 bits of `v` to mm register `r`, the sign and
@@ -148,7 +153,7 @@ impl L<'_, '_> {
     /// cvtpi2ps xmm, mm/m64: two i32 to f32 (rounded under MXCSR) into
     /// the low two lanes of dst, its upper two kept.
     fn cvtpi2ps(&mut self) -> Outcome {
-        let s = self.xget(1);
+        let s = self.mm_zero_ext(1);
         let f = self.un(Opcode::SintToF, Type::F32X4, s);
         let low = self.xlane(f, Type::I64, 0);
         let d = self.xget(0);

@@ -193,7 +193,7 @@ impl L<'_, '_> {
     /// The instruction's operand `k` as a 128-bit vector: an XMM register,
     /// the current half of a YMM register, or memory of the operand's size
     /// (the current half of m256, m128, or m64/m32 zero-extended), or an
-    /// mm register zero-extended. An XMM or narrower source of a widening
+    /// mm register, its value in both halves. An XMM or narrower source of a widening
     /// 256-bit form is seen by its upper half as [`L::xwiden_half`] moves it.
     fn vget(&mut self, k: u32) -> Value {
         let v = if self.is_vreg(k) {
