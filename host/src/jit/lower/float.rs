@@ -243,19 +243,27 @@ impl Lowerer<'_> {
         true
     }
 
-    /// Scalar `fma`: the addend (negated by fneg if the op says so), then
-    /// one fmadd (a + n*m) or fmsub (a - n*m) with operands chosen as in
-    /// [`Lowerer::vector_fma`] by fcmp + fcsel.
+    /// Scalar `fma`: when no operand is a NaN (fcmp + fccmp), the one
+    /// fused arm64 op (fmadd a + n*m, fmsub a - n*m, fnmsub -a + n*m,
+    /// fnmadd -a - n*m, the addend in the role of arm's `a`); else,
+    /// before it, operands chosen as in [`Lowerer::vector_fma`] by fcmp +
+    /// fcsel, and fmadd or fmsub on the addend fneg'd unless it is a NaN.
     fn scalar_fma(&mut self, v: Value, d: &InstData) -> bool {
         let ty = d.ty;
         let (a, b, c) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vsrc(d.arg(2), 2));
         let r = self.vdst(v, VT0);
         let (negate_product, negate_addend) = (d.aux & 1 != 0, d.aux & 2 != 0);
-        // VT1 = a, or the addend where it is a NaN and a is not; r = the
-        // addend (negated unless it is a NaN), or b where b is a NaN, or a
-        // where a is.
         macro_rules! choose {
             ($R:ident) => {{
+                // V: a, b or c is a NaN (fccmp sets V when a, b are unordered).
+                a64!(self.ops
+                    ; fcmp $R(a), $R(b)
+                    ; fccmp $R(c), $R(c), #1, vc
+                    ; b.vc >numbers
+                );
+                // VT1 = a, or the addend where it is a NaN and a is not; r =
+                // the addend (negated unless it is a NaN), or b where b is a
+                // NaN, or a where a is.
                 a64!(self.ops
                     ; fcmp $R(a), $R(a)
                     ; fcsel $R(VT1), $R(a), $R(c), vs
@@ -278,6 +286,14 @@ impl Lowerer<'_> {
                 } else {
                     a64!(self.ops; fmadd $R(r), $R(VT1), $R(b), $R(r));
                 }
+                a64!(self.ops; b >fused; numbers:);
+                match (negate_product, negate_addend) {
+                    (false, false) => a64!(self.ops; fmadd $R(r), $R(a), $R(b), $R(c)),
+                    (true, false) => a64!(self.ops; fmsub $R(r), $R(a), $R(b), $R(c)),
+                    (false, true) => a64!(self.ops; fnmsub $R(r), $R(a), $R(b), $R(c)),
+                    (true, true) => a64!(self.ops; fnmadd $R(r), $R(a), $R(b), $R(c)),
+                }
+                a64!(self.ops; fused:);
             }};
         }
         if ty == Type::F32 {
