@@ -323,17 +323,66 @@ impl Lowerer<'_> {
     /// raises invalid for inf * 0 + QNaN, x86 does not. So the operands
     /// are chosen per lane (fcmeq masks, bif, bit): the addend is a where
     /// a is a NaN, else b where b is, else the addend (so a result from
-    /// quiet NaNs is x86's; a NaN addend is never negated); a is the addend where the addend
-    /// is a NaN and a is not (no infinity is multiplied then). What is
-    /// left differs only with IOC raised, exactly when x86 raises
+    /// quiet NaNs is x86's; a NaN addend is never negated); a is the
+    /// addend where the addend is a NaN and a is not (no infinity is
+    /// multiplied then). That choice is made only when some lane of an
+    /// operand is a NaN (fmax, fmaxv, fcmp); else the fused op alone. What
+    /// is left differs only with IOC raised, exactly when x86 raises
     /// invalid (a signalling NaN, or an invalid op on numbers), so `fma`
     /// goes in the runs of [`super::nan_runs`] like the other arithmetic.
     fn vector_fma(&mut self, v: Value, d: &InstData) -> bool {
         let ty = d.ty;
         let (a, b, c) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vsrc(d.arg(2), 2));
         let r = self.vdst(v, VT0);
+        // V: a lane of a, b or c is a NaN (fmax keeps a NaN, raising
+        // invalid only for a signalling one, which x86 raises too).
+        vfp3!(self, ty, fmax, VT1, a, b);
+        vfp3!(self, ty, fmax, VT1, VT1, c);
+        if ty.lane_bits() == 32 {
+            a64!(self.ops; fmaxv S(VT1), V(VT1).S4; fcmp S(VT1), S(VT1));
+        } else {
+            a64!(self.ops; fmaxp D(VT1), V(VT1).D2; fcmp D(VT1), D(VT1));
+        }
+        a64!(self.ops; b.vc >numbers);
+        self.fma_addend(ty, d.aux, r, c);
+        // A NaN addend is not negated.
+        vfp3!(self, ty, fcmeq, VT2, c, c);
+        if d.aux & 6 != 0 {
+            a64!(self.ops; bif V(r).B16, V(c).B16, V(VT2).B16);
+        }
+        vfp3!(self, ty, fcmeq, VT1, b, b);
+        a64!(self.ops; bif V(r).B16, V(b).B16, V(VT1).B16);
+        vfp3!(self, ty, fcmeq, VT1, a, a);
+        a64!(self.ops
+            ; bif V(r).B16, V(a).B16, V(VT1).B16
+            ; bic V(VT2).B16, V(VT1).B16, V(VT2).B16
+            ; mov V(VT1).B16, V(a).B16
+            ; bit V(VT1).B16, V(c).B16, V(VT2).B16
+        );
+        self.fma_product(ty, d.aux, r, VT1, b);
+        a64!(self.ops; b >fused; numbers:);
+        self.fma_addend(ty, d.aux, r, c);
+        self.fma_product(ty, d.aux, r, a, b);
+        a64!(self.ops; fused:);
+        if !self.batched {
+            vfp3!(self, ty, fcmeq, VT1, r, r);
+            a64!(self.ops
+                ; uminv S(VT1), V(VT1).S4
+                ; fmov W(T0), S(VT1)
+                ; cbnz W(T0), >ok
+            );
+            self.nan_fixup(ty.lane_bits(), ty.lanes(), &[a, b, c], r);
+            a64!(self.ops; ok:);
+        }
+        self.vdone(v, r);
+        true
+    }
+
+    /// `V(r)` = the addend `V(c)` of a vector `fma` with negations `aux`:
+    /// negated (fneg), or negated in the even or odd lanes only.
+    fn fma_addend(&mut self, ty: Type, aux: u16, r: u8, c: u8) {
         a64!(self.ops; mov V(r).B16, V(c).B16);
-        match d.aux & 6 {
+        match aux & 6 {
             0 => {}
             6 => self.vfneg(ty, r, r),
             even_or_odd => {
@@ -349,37 +398,16 @@ impl Lowerer<'_> {
                 a64!(self.ops; bit V(r).B16, V(VT1).B16, V(VT2).B16);
             }
         }
-        // A NaN addend is not negated.
-        vfp3!(self, ty, fcmeq, VT2, c, c);
-        if d.aux & 6 != 0 {
-            a64!(self.ops; bif V(r).B16, V(c).B16, V(VT2).B16);
-        }
-        vfp3!(self, ty, fcmeq, VT1, b, b);
-        a64!(self.ops; bif V(r).B16, V(b).B16, V(VT1).B16);
-        vfp3!(self, ty, fcmeq, VT1, a, a);
-        a64!(self.ops
-            ; bif V(r).B16, V(a).B16, V(VT1).B16
-            ; bic V(VT2).B16, V(VT1).B16, V(VT2).B16
-            ; mov V(VT1).B16, V(a).B16
-            ; bit V(VT1).B16, V(c).B16, V(VT2).B16
-        );
-        if d.aux & 1 != 0 {
-            vfp3!(self, ty, fmls, r, VT1, b);
+    }
+
+    /// `V(r) += V(x) * V(y)` (fmla), or `-=` (fmls) when `aux` negates the
+    /// product.
+    fn fma_product(&mut self, ty: Type, aux: u16, r: u8, x: u8, y: u8) {
+        if aux & 1 != 0 {
+            vfp3!(self, ty, fmls, r, x, y);
         } else {
-            vfp3!(self, ty, fmla, r, VT1, b);
+            vfp3!(self, ty, fmla, r, x, y);
         }
-        if !self.batched {
-            vfp3!(self, ty, fcmeq, VT1, r, r);
-            a64!(self.ops
-                ; uminv S(VT1), V(VT1).S4
-                ; fmov W(T0), S(VT1)
-                ; cbnz W(T0), >ok
-            );
-            self.nan_fixup(ty.lane_bits(), ty.lanes(), &[a, b, c], r);
-            a64!(self.ops; ok:);
-        }
-        self.vdone(v, r);
-        true
     }
 
     /// `V(dst) = -V(src)` lane-wise, for the float shape `ty`.
