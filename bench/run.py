@@ -68,7 +68,19 @@ KERNELS = [
     ("mixed", "struct updates, branches and small loops"),
     ("vm", "a bytecode interpreter loop"),
 ]
-WHAT = dict(KERNELS)
+# The AVX2/FMA microbenchmarks (the first seed's VEX section): only the
+# gcc-O2-v3 build has them (`--kernels avx` names them all).
+AVX_KERNELS = [
+    ("avx-memclr", "clearing 32 MB with vmovdqu"),
+    ("avx-indexbyte", "the index of a byte (vpcmpeqb, vpmovmskb, tzcnt)"),
+    ("avx-memeq", "memory equality (vpxor, vptest)"),
+    ("avx-int32", "an int32 loop (vpmulld, vpsrld, vpaddd)"),
+    ("avx-saxpy", "saxpy with AVX2 and FMA"),
+    ("avx-nbody", "nbody with scalar AVX doubles, no FMA"),
+    ("avx-nbody-fma", "nbody with scalar AVX doubles and FMA"),
+    ("avx-mandel", "mandelbrot, 8 points at once (AVX, FMA)"),
+]
+WHAT = dict(KERNELS + AVX_KERNELS)
 TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 
 BEGIN = "<!-- bench:begin -->"
@@ -486,7 +498,9 @@ def main():
     ap.add_argument("--peer", action="append", default=[], metavar="NAME=CMD",
                     help="another engine, as a command prefix (an aarch64 ELF runs under qemu-aarch64 and is counted)")
     ap.add_argument("--no-qemu-peer", action="store_true", help="leave out QEMU's x86-64 emulator")
-    ap.add_argument("--kernels", default=",".join(k for k, _ in KERNELS), help="comma-separated subset")
+    ap.add_argument("--kernels", default=",".join(k for k, _ in KERNELS),
+                    help="comma-separated subset (default the fifteen; `avx` names the AVX2/FMA "
+                         "microbenchmarks, which only --builds gcc-O2-v3 has)")
     ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
                     help="time measured: user+system CPU seconds of the run (default; robust on a shared "
                          "machine) or wall-clock seconds")
@@ -545,10 +559,15 @@ def main():
     for s in args.size:
         k, v = s.split("=", 1)
         fixed[k] = int(v)
-    kernels = [k for k in args.kernels.split(",") if k]
+    kernels = [x for k in args.kernels.split(",") if k
+               for x in ([a for a, _ in AVX_KERNELS] if k == "avx" else [k])]
     for k in kernels + ([args.profile] if args.profile else []):
         if k not in WHAT:
             raise SystemExit("unknown kernel %s" % k)
+    avx = [k for k in kernels + ([args.profile] if args.profile else []) if k in dict(AVX_KERNELS)]
+    if avx and any(b != "gcc-O2-v3" for b, _ in builds):
+        raise SystemExit("%s: only the gcc-O2-v3 build has the AVX kernels (--builds gcc-O2-v3 "
+                         "--policy policies/v3.ron)" % ", ".join(avx))
     if args.profile:
         if len(builds) > 1:
             raise SystemExit("--profile takes one build")

@@ -8,8 +8,9 @@
  * Each kernel prints "KERNEL SIZE CHECKSUM" once at the end; its work
  * (and instruction count) is linear in SIZE after a fixed set-up, so the
  * harness (bench/run.py) takes the difference of a run at SIZE and at SIZE/2.
- * Only baseline x86-64 (SSE2) is used: no -march flags, no x87 (the
- * checksums are integers). The static build makes no library calls in the
+ * The fifteen use only baseline x86-64 (SSE2), no x87 (the checksums are
+ * integers); built with -march=x86-64-v3 they take what the compiler picks,
+ * and that build adds the AVX2/FMA microbenchmarks (avx-*). The static build makes no library calls in the
  * timed loops (our own byte loops for memcpy/str, our own quicksort), so
  * every instruction measured is translated code; with -DXB_LIBC (the dyn
  * build) memcpy and str call libc's memcpy, strlen and strcmp instead.
@@ -445,6 +446,207 @@ static u64 k_vm(u64 n)
     return vm_run(code, imm, iters);
 }
 
+#ifdef __AVX2__
+/*
+ * The AVX2/FMA microbenchmarks (the first seed's VEX section), in the
+ * -march=x86-64-v3 build only (xbench list names them there): 256-bit
+ * loops written with intrinsics, so the instructions are the ones named.
+ */
+#include <immintrin.h>
+
+/* ---- avx-memclr: clearing 32 MB with vmovdqu, 32 bytes a unit ---- */
+#define MC_BYTES (32u << 20)
+static unsigned char mc_buf[MC_BYTES] __attribute__((aligned(32)));
+static u64 k_avx_memclr(u64 n)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    u64 at = 0;
+    for (u64 i = 0; i < n; i++) {
+        _mm256_storeu_si256((__m256i *)(mc_buf + at + 1), zero);
+        at = (at + 32) & (MC_BYTES - 64);
+        if (at == 0) mc_buf[i & (MC_BYTES - 1)] = (unsigned char)i;
+    }
+    u64 sum = 0;
+    for (u64 i = 0; i < MC_BYTES; i += 4096) sum = sum * 31 + mc_buf[i] + mc_buf[i + 1];
+    return sum;
+}
+
+/* ---- avx-indexbyte: the index of a byte (vpcmpeqb, vpmovmskb, tzcnt), 32 bytes a unit ---- */
+#define IB_BYTES 4096u
+static unsigned char ib_buf[IB_BYTES + 32] __attribute__((aligned(32)));
+NOINLINE static u64 ib_index(const unsigned char *p, u64 len, unsigned char c)
+{
+    const __m256i want = _mm256_set1_epi8((char)c);
+    for (u64 i = 0; i < len; i += 32) {
+        u32 mask = (u32)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i)), want));
+        if (mask) return i + (u64)_tzcnt_u32(mask);
+    }
+    return len;
+}
+static u64 k_avx_indexbyte(u64 n)
+{
+    for (u32 i = 0; i < IB_BYTES + 32; i++) ib_buf[i] = (unsigned char)(1 + rng() % 200);
+    u64 sum = 0, done = 0;
+    while (done < n) {
+        u64 at = rng() % IB_BYTES;
+        unsigned char was = ib_buf[at];
+        ib_buf[at] = 255;
+        sum = sum * 3 + ib_index(ib_buf, IB_BYTES, 255);
+        ib_buf[at] = was;
+        done += at / 32 + 1;
+    }
+    return sum;
+}
+
+/* ---- avx-memeq: memory equality (vpcmpeqb, vptest), 32 bytes a unit ---- */
+#define ME_BYTES 4096u
+static unsigned char me_a[ME_BYTES] __attribute__((aligned(32))), me_b[ME_BYTES] __attribute__((aligned(32)));
+NOINLINE static int me_equal(const unsigned char *a, const unsigned char *b, u64 len)
+{
+    for (u64 i = 0; i < len; i += 32) {
+        __m256i x = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(a + i)), _mm256_loadu_si256((const __m256i *)(b + i)));
+        if (!_mm256_testz_si256(x, x)) return 0;
+    }
+    return 1;
+}
+static u64 k_avx_memeq(u64 n)
+{
+    for (u32 i = 0; i < ME_BYTES; i++) me_a[i] = me_b[i] = (unsigned char)rng();
+    u64 sum = 0, done = 0;
+    while (done < n) {
+        u64 at = rng() % ME_BYTES;
+        me_b[at] ^= 1;
+        sum = sum * 3 + (u64)me_equal(me_a, me_b, ME_BYTES) + (u64)me_equal(me_a, me_b, at & ~31ull);
+        me_b[at] ^= 1;
+        done += at / 32 + 1 + ME_BYTES / 32;
+    }
+    return sum;
+}
+
+/* ---- avx-int32: an int32 loop (vpmulld, vpaddd, vpsrld, vpxor), 8 ints a unit ---- */
+#define I32_N 1024u
+static u32 i32_a[I32_N] __attribute__((aligned(32)));
+static u64 k_avx_int32(u64 n)
+{
+    for (u32 i = 0; i < I32_N; i++) i32_a[i] = (u32)rng();
+    __m256i acc = _mm256_set1_epi32(1);
+    const __m256i k = _mm256_set1_epi32(0x9e3779b1);
+    for (u64 i = 0; i < n; i++) {
+        __m256i *p = (__m256i *)(i32_a + (i * 8) % I32_N);
+        __m256i x = _mm256_mullo_epi32(_mm256_load_si256(p), k);
+        x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 15));
+        acc = _mm256_add_epi32(acc, x);
+        _mm256_store_si256(p, x);
+    }
+    u32 w[8];
+    _mm256_storeu_si256((__m256i *)w, acc);
+    return ((u64)w[0] << 32 | w[7]) ^ ((u64)w[3] << 16) ^ w[5];
+}
+
+/* ---- avx-saxpy: y = a*x + y with vfmadd231ps, 8 floats a unit ---- */
+#define SX_N 1024u
+static float sx_x[SX_N] __attribute__((aligned(32))), sx_y[SX_N] __attribute__((aligned(32)));
+static u64 k_avx_saxpy(u64 n)
+{
+    for (u32 i = 0; i < SX_N; i++) {
+        sx_x[i] = (float)(int)(rng() & 1023) * (1.0f / 1024.0f);
+        sx_y[i] = (float)(int)(rng() & 1023) * (1.0f / 4096.0f);
+    }
+    const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(-0.25f);
+    for (u64 i = 0; i < n; i++) {
+        u64 at = (i * 8) % SX_N;
+        __m256 y = _mm256_fmadd_ps(a, _mm256_load_ps(sx_x + at), _mm256_load_ps(sx_y + at));
+        _mm256_store_ps(sx_y + at, _mm256_fmadd_ps(y, b, _mm256_set1_ps(1.0f)));
+    }
+    u64 sum = 0;
+    for (u32 i = 0; i < SX_N; i++) {
+        u32 w;
+        memcpy(&w, &sx_y[i], 4);
+        sum = sum * 31 + w;
+    }
+    return sum;
+}
+
+/* ---- avx-nbody, avx-nbody-fma: five bodies, one step a unit, scalar VEX doubles ---- */
+#define NB_N 5
+struct nb_body { double x, y, z, vx, vy, vz, m; };
+/* The step, as the compiler makes it of plain C: `fused` decides whether
+ * a * b + c may be one vfmadd (fp-contract) or stays vmulsd + vaddsd. */
+#define NB_STEP(name, contract)                                                          \
+    __attribute__((optimize("fp-contract=" contract))) NOINLINE static void name(        \
+        struct nb_body *b, double dt)                                                    \
+    {                                                                                    \
+        for (int i = 0; i < NB_N; i++)                                                   \
+            for (int j = i + 1; j < NB_N; j++) {                                         \
+                double dx = b[i].x - b[j].x, dy = b[i].y - b[j].y, dz = b[i].z - b[j].z; \
+                double d2 = dx * dx + dy * dy + dz * dz;                                 \
+                double mag = dt / (d2 * __builtin_sqrt(d2));                             \
+                b[i].vx -= dx * b[j].m * mag; b[i].vy -= dy * b[j].m * mag;              \
+                b[i].vz -= dz * b[j].m * mag; b[j].vx += dx * b[i].m * mag;              \
+                b[j].vy += dy * b[i].m * mag; b[j].vz += dz * b[i].m * mag;              \
+            }                                                                            \
+        for (int i = 0; i < NB_N; i++) {                                                 \
+            b[i].x += dt * b[i].vx; b[i].y += dt * b[i].vy; b[i].z += dt * b[i].vz;      \
+        }                                                                                \
+    }
+NB_STEP(nb_step_plain, "off")
+NB_STEP(nb_step_fused, "fast")
+static u64 nbody(u64 n, void (*step)(struct nb_body *, double))
+{
+    struct nb_body b[NB_N];
+    for (int i = 0; i < NB_N; i++) {
+        b[i] = (struct nb_body){ (double)i, (double)(i * i) * 0.5, (double)(5 - i), 0.01 * i, -0.02 * i, 0.005, 1.0 + i };
+    }
+    for (u64 i = 0; i < n; i++) step(b, 0.001);
+    u64 sum = 0;
+    for (int i = 0; i < NB_N; i++) {
+        u64 w;
+        memcpy(&w, &b[i].x, 8);
+        sum = sum * 31 + w;
+        memcpy(&w, &b[i].vy, 8);
+        sum ^= w;
+    }
+    return sum;
+}
+static u64 k_avx_nbody(u64 n) { return nbody(n, nb_step_plain); }
+static u64 k_avx_nbody_fma(u64 n) { return nbody(n, nb_step_fused); }
+
+/* ---- avx-mandel: mandelbrot, 8 points at once (vmulps, vfmadd, vcmpps, vmovmskps), one iteration of 8 a unit ---- */
+static u64 k_avx_mandel(u64 n)
+{
+    u64 sum = 0, done = 0;
+    for (u32 row = 0; done < n; row++) {
+        float ci = -1.0f + (float)(row % 64) * (2.0f / 64.0f);
+        for (u32 col = 0; col < 64 && done < n; col += 8) {
+            __m256 cr = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+            cr = _mm256_fmadd_ps(_mm256_add_ps(cr, _mm256_set1_ps((float)col)), _mm256_set1_ps(3.0f / 64.0f), _mm256_set1_ps(-2.0f));
+            __m256 zr = _mm256_setzero_ps(), zi = _mm256_setzero_ps();
+            __m256i count = _mm256_setzero_si256();
+            for (int it = 0; it < 64; it++) {
+                __m256 zr2 = _mm256_mul_ps(zr, zr), zi2 = _mm256_mul_ps(zi, zi);
+                __m256 inside = _mm256_cmp_ps(_mm256_add_ps(zr2, zi2), _mm256_set1_ps(4.0f), _CMP_LT_OQ);
+                done++;
+                if (_mm256_movemask_ps(inside) == 0) break;
+                count = _mm256_sub_epi32(count, _mm256_castps_si256(inside));
+                zi = _mm256_fmadd_ps(_mm256_add_ps(zr, zr), zi, _mm256_set1_ps(ci));
+                zr = _mm256_add_ps(_mm256_sub_ps(zr2, zi2), cr);
+            }
+            u32 w[8];
+            _mm256_storeu_si256((__m256i *)w, count);
+            for (int l = 0; l < 8; l++) sum = sum * 7 + w[l];
+        }
+    }
+    return sum;
+}
+#define AVX_KERNELS                                                                   \
+    { "avx-memclr", k_avx_memclr }, { "avx-indexbyte", k_avx_indexbyte },             \
+    { "avx-memeq", k_avx_memeq }, { "avx-int32", k_avx_int32 },                       \
+    { "avx-saxpy", k_avx_saxpy }, { "avx-nbody", k_avx_nbody },                       \
+    { "avx-nbody-fma", k_avx_nbody_fma }, { "avx-mandel", k_avx_mandel },
+#else
+#define AVX_KERNELS
+#endif
+
 struct kernel { const char *name; u64 (*fn)(u64); };
 static const struct kernel kernels[] = {
     { "icall", k_icall }, { "jtab", k_jtab }, { "depchain", k_depchain },
@@ -452,6 +654,7 @@ static const struct kernel kernels[] = {
     { "hash", k_hash }, { "idiv", k_idiv }, { "fpsse", k_fpsse },
     { "fpvec", k_fpvec }, { "chase", k_chase }, { "qsort", k_qsort },
     { "leafcall", k_leafcall }, { "mixed", k_mixed }, { "vm", k_vm },
+    AVX_KERNELS
 };
 #define NKERNELS (sizeof kernels / sizeof kernels[0])
 

@@ -7,6 +7,11 @@
 //! registers its helper writes, and an SSE float op MXCSR (it raises
 //! MXCSR's exception flags, see `Opcode::uses_mxcsr`).
 //!
+//! Redundant sets: a `set R, v` where `R` is known to hold `v` already (the
+//! same value, or the same constant: an `iconst`, or a `splat` of one, as
+//! the zero a VEX instruction writes to a YMM upper half) is dropped; the
+//! state is the same with it or without it.
+//!
 //! Dead sets: a `set R` of a GPR, XMM or special register is dropped when
 //! the same block sets `R` again before anything could observe the state:
 //! a read of `R`, a helper call, a memory access or atomic (which can
@@ -46,9 +51,11 @@ impl Pass for StateForward {
     }
 }
 
-/// Replaces forwarded `get`s' uses; the `get`s themselves are removed.
+/// Replaces forwarded `get`s' uses (the `get`s themselves are removed)
+/// and drops redundant `set`s.
 fn forward(region: &mut Region) {
     let mut replace: Vec<Option<Value>> = vec![None; region.insts.len()];
+    let mut redundant = vec![false; region.insts.len()];
     // The known value of each register, by register number (empty: none).
     walk::extended_blocks(region, |region: &mut Region, b, known: &mut Vec<Option<Value>>| {
         known.resize(REGS, None);
@@ -64,7 +71,13 @@ fn forward(region: &mut Region) {
                 }
                 Opcode::Set => {
                     let arg = d.arg(0);
-                    known[usize::from(d.aux)] = Some(replace[arg.index()].unwrap_or(arg));
+                    let value = replace[arg.index()].unwrap_or(arg);
+                    let r = usize::from(d.aux);
+                    if known[r].is_some_and(|k| same_value(region, k, value)) {
+                        redundant[v.index()] = true;
+                    } else {
+                        known[r] = Some(value);
+                    }
                 }
                 Opcode::Call => {
                     if let Some(h) = Helper::from_u16(d.aux) {
@@ -79,6 +92,25 @@ fn forward(region: &mut Region) {
         }
     });
     region.replace_values(&replace);
+    for block in &mut region.blocks {
+        block.insts.retain(|v| !redundant[v.index()]);
+    }
+}
+
+/// Whether `a` and `b` are the same value: one value, or equal constants
+/// (`iconst`s, or `splat`s of equal `iconst`s).
+fn same_value(region: &Region, a: Value, b: Value) -> bool {
+    let constant = |v: Value| {
+        let d = region.inst(v);
+        match d.op {
+            Opcode::Iconst => Some((d, None)),
+            Opcode::Splat if region.inst(d.arg(0)).op == Opcode::Iconst => Some((d, Some(*region.inst(d.arg(0))))),
+            _ => None,
+        }
+    };
+    a == b || constant(a).is_some_and(|(da, ia)| constant(b).is_some_and(|(db, ib)| {
+        (da.op, da.ty, da.aux) == (db.op, db.ty, db.aux) && ia == ib && (ia.is_some() || da == db)
+    }))
 }
 
 /// Whether `op` ends the window in which a later `set` hides an earlier one.
@@ -190,8 +222,56 @@ block0:
   call cpuid
   v2 = get rax
   v3 = get rdx
-  set rdx, v3
   set rcx, v2
+  exit jump 0x2000
+"
+        );
+    }
+
+    #[test]
+    fn sets_of_what_a_register_holds_go() {
+        let out = run_pass(
+            &mut StateForward,
+            "\
+region 0x1000
+block0:
+  v0 = iconst.i64 0x0
+  v1 = splat.i64x2 v0
+  set ymmh0, v1
+  v3 = load.i64 v0
+  v4 = iconst.i64 0x0
+  v5 = splat.i64x2 v4
+  set ymmh0, v5
+  v7 = iconst.i64 0x1
+  v8 = splat.i64x2 v7
+  set ymmh0, v8
+  v10 = get rax
+  v11 = load.i64 v10
+  set rax, v10
+  set rbx, v11
+  exit jump 0x2000
+",
+        );
+        // The second zero is what ymmh0 holds (kept across the load, which
+        // may fault: the state is the same); a one is not; rax is what was
+        // read from it.
+        assert_eq!(
+            out,
+            "\
+region 0x1000
+block0:
+  v0 = iconst.i64 0x0
+  v1 = splat.i64x2 v0
+  set ymmh0, v1
+  v2 = load.i64 v0
+  v3 = iconst.i64 0x0
+  v4 = splat.i64x2 v3
+  v5 = iconst.i64 0x1
+  v6 = splat.i64x2 v5
+  set ymmh0, v6
+  v7 = get rax
+  v8 = load.i64 v7
+  set rbx, v8
   exit jump 0x2000
 "
         );

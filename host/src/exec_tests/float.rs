@@ -504,6 +504,15 @@ fn fused_multiply_add_nans() {
     const QUIET_B: u128 = SNAN_B | 0x0008_0000_0000_0000;
     // The first NaN of a, b, c, quieted, never negated (vfnmsub: imm 7).
     assert_eq!(fma_f64x2(7, [[ONE, SNAN_B], [QNAN_A, QNAN_A], [SNAN_B, ONE]], false), pack(64, [QNAN_A, QUIET_B]));
+    // Quiet NaNs alone (no IE): a's, else b's, before the addend's, and
+    // never negated (arm64 takes the addend's first and negates).
+    let quiet = [[ONE, QNAN_A], [QNAN_A, ONE], [QUIET_B, QUIET_B]];
+    assert_eq!(fma_f64x2(0, quiet, false), pack(64, [QNAN_A, QNAN_A]));
+    assert_eq!(fma_f64x2(7, quiet, false), pack(64, [QNAN_A, QNAN_A]));
+    assert_eq!(fma_f64x2(7, quiet, true), 0x1f80);
+    assert_eq!(fma_f64x2(1, [[ONE, ONE], [ONE, ONE], [QUIET_B, QNAN_A]], false), pack(64, [QUIET_B, QNAN_A]));
+    assert_eq!(fma_f64x2(6, [[ONE, ONE], [ONE, ONE], [QUIET_B, QNAN_A]], false), pack(64, [QUIET_B, QNAN_A]));
+    assert_eq!(fma_f64x2(2, [[ONE, ONE], [ONE, ONE], [QUIET_B, QNAN_A]], false), pack(64, [QUIET_B, QNAN_A]));
     // inf * 0 is invalid (the default NaN), but a NaN addend is returned
     // as it is, without IE.
     assert_eq!(fma_f64x2(0, [[INF, INF], [0, 0], [ONE, QNAN_A]], false), pack(64, [DEFAULT_NAN, QNAN_A]));

@@ -210,6 +210,10 @@ fn eval<M: Machine>(
         | Opcode::AddSatS
         | Opcode::SubSatU
         | Opcode::SubSatS => lanes::zip(ty, arg(0), arg(1), |bits, a, b| int_op(int::binary(d.op, bits, a, b))),
+        // Each lane by its own amount.
+        Opcode::Shl | Opcode::Lshr | Opcode::Ashr if arg_type(1).is_vector() => {
+            lanes::zip(ty, arg(0), arg(1), |bits, a, b| int_op(int::binary(d.op, bits, a, b)))
+        }
         // One scalar amount for every lane.
         Opcode::Shl | Opcode::Lshr | Opcode::Ashr | Opcode::Rotl | Opcode::Rotr => {
             lanes::map(ty, arg(0), |bits, a| int_op(int::binary(d.op, bits, a, arg(1))))

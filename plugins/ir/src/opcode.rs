@@ -197,11 +197,13 @@ declare_ops! {
     Xor = "xor", Binary;
     /// vA and not vB.
     AndNot = "and_not", Binary;
-    /// Shift left by vB (any integer type); amounts of the lane width or more give 0.
+    /// Shift left by vB (any integer type); amounts of the lane width or
+    /// more give 0. On a vector, vB is a scalar amount for every lane, or
+    /// a vector of T: each lane shifted by its own lane of vB (unsigned).
     Shl = "shl", Binary;
-    /// Logical shift right by vB; amounts of the lane width or more give 0.
+    /// Logical shift right by vB (as `shl`); amounts of the lane width or more give 0.
     Lshr = "lshr", Binary;
-    /// Arithmetic shift right by vB; amounts of the lane width or more fill with the sign.
+    /// Arithmetic shift right by vB (as `shl`); amounts of the lane width or more fill with the sign.
     Ashr = "ashr", Binary;
     /// Rotate left by vB modulo the width.
     Rotl = "rotl", Binary;

@@ -243,7 +243,9 @@ fn check_types(region: &Region, d: &InstData) -> Result<(), String> {
         Format::Binary => match d.op {
             Opcode::Shl | Opcode::Lshr | Opcode::Ashr | Opcode::Rotl | Opcode::Rotr => {
                 expect(0, ty)?;
-                known(int_scalar(arg(1)), "shift amount type")?;
+                // A vector shifts by a scalar, or lane by lane by a vector.
+                let per_lane = d.op != Opcode::Rotl && d.op != Opcode::Rotr && ty.is_vector() && arg(1).is_vector() && arg(1).compatible(ty);
+                known(int_scalar(arg(1)) || per_lane, "shift amount type")?;
             }
             Opcode::Concat => {
                 known(ty.is_int() && ty.bits() >= 16 && arg(0).bits() * 2 == ty.bits(), "type")?;

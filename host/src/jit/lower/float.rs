@@ -67,7 +67,7 @@ fn is_float_vector(ty: Type) -> bool {
 /// Whether `d` is arithmetic whose NaN results need the x86 rule: its
 /// check follows it, or ends its run (see [`super::nan_runs`]).
 pub(super) fn nan_checked(d: &InstData) -> bool {
-    matches!(d.op, Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv | Opcode::Fsqrt)
+    matches!(d.op, Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv | Opcode::Fsqrt | Opcode::Fma)
         && (d.ty.is_float() || is_float_vector(d.ty))
 }
 
@@ -243,69 +243,146 @@ impl Lowerer<'_> {
         true
     }
 
-    /// Scalar `fma`: one fused arm64 op (fmadd a + n*m, fmsub a - n*m,
-    /// fnmadd -a - n*m, fnmsub -a + n*m, the addend `c` in the role of
-    /// arm's `a`), with the multiplicand `a` first replaced by a NaN
-    /// addend (see [`Lowerer::vector_fma`]) and the NaN check after it.
+    /// Scalar `fma`: when no operand is a NaN (fcmp + fccmp), the one
+    /// fused arm64 op (fmadd a + n*m, fmsub a - n*m, fnmsub -a + n*m,
+    /// fnmadd -a - n*m, the addend in the role of arm's `a`); else,
+    /// before it, operands chosen as in [`Lowerer::vector_fma`] by fcmp +
+    /// fcsel, and fmadd or fmsub on the addend fneg'd unless it is a NaN.
     fn scalar_fma(&mut self, v: Value, d: &InstData) -> bool {
         let ty = d.ty;
         let (a, b, c) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vsrc(d.arg(2), 2));
         let r = self.vdst(v, VT0);
-        // VT1 = a is a NaN ? a : c; VT1 = c is a NaN ? VT1 : a.
+        let (negate_product, negate_addend) = (d.aux & 1 != 0, d.aux & 2 != 0);
+        macro_rules! choose {
+            ($R:ident) => {{
+                // V: a, b or c is a NaN (fccmp sets V when a, b are unordered).
+                a64!(self.ops
+                    ; fcmp $R(a), $R(b)
+                    ; fccmp $R(c), $R(c), #1, vc
+                    ; b.vc >numbers
+                );
+                // VT1 = a, or the addend where it is a NaN and a is not; r =
+                // the addend (negated unless it is a NaN), or b where b is a
+                // NaN, or a where a is.
+                a64!(self.ops
+                    ; fcmp $R(a), $R(a)
+                    ; fcsel $R(VT1), $R(a), $R(c), vs
+                    ; fcmp $R(c), $R(c)
+                    ; fcsel $R(VT1), $R(VT1), $R(a), vs
+                );
+                if negate_addend {
+                    a64!(self.ops; fneg $R(r), $R(c); fcsel $R(r), $R(c), $R(r), vs);
+                } else {
+                    a64!(self.ops; fmov $R(r), $R(c));
+                }
+                a64!(self.ops
+                    ; fcmp $R(b), $R(b)
+                    ; fcsel $R(r), $R(b), $R(r), vs
+                    ; fcmp $R(a), $R(a)
+                    ; fcsel $R(r), $R(a), $R(r), vs
+                );
+                if negate_product {
+                    a64!(self.ops; fmsub $R(r), $R(VT1), $R(b), $R(r));
+                } else {
+                    a64!(self.ops; fmadd $R(r), $R(VT1), $R(b), $R(r));
+                }
+                a64!(self.ops; b >fused; numbers:);
+                match (negate_product, negate_addend) {
+                    (false, false) => a64!(self.ops; fmadd $R(r), $R(a), $R(b), $R(c)),
+                    (true, false) => a64!(self.ops; fmsub $R(r), $R(a), $R(b), $R(c)),
+                    (false, true) => a64!(self.ops; fnmsub $R(r), $R(a), $R(b), $R(c)),
+                    (true, true) => a64!(self.ops; fnmadd $R(r), $R(a), $R(b), $R(c)),
+                }
+                a64!(self.ops; fused:);
+            }};
+        }
         if ty == Type::F32 {
-            a64!(self.ops
-                ; fcmp S(a), S(a)
-                ; fcsel S(VT1), S(a), S(c), vs
-                ; fcmp S(c), S(c)
-                ; fcsel S(VT1), S(VT1), S(a), vs
-            );
+            choose!(S);
         } else {
-            a64!(self.ops
-                ; fcmp D(a), D(a)
-                ; fcsel D(VT1), D(a), D(c), vs
-                ; fcmp D(c), D(c)
-                ; fcsel D(VT1), D(VT1), D(a), vs
-            );
+            choose!(D);
         }
-        match (d.aux & 1 != 0, d.aux & 2 != 0, ty == Type::F32) {
-            (false, false, true) => a64!(self.ops; fmadd S(r), S(VT1), S(b), S(c)),
-            (true, false, true) => a64!(self.ops; fmsub S(r), S(VT1), S(b), S(c)),
-            (false, true, true) => a64!(self.ops; fnmsub S(r), S(VT1), S(b), S(c)),
-            (true, true, true) => a64!(self.ops; fnmadd S(r), S(VT1), S(b), S(c)),
-            (false, false, false) => a64!(self.ops; fmadd D(r), D(VT1), D(b), D(c)),
-            (true, false, false) => a64!(self.ops; fmsub D(r), D(VT1), D(b), D(c)),
-            (false, true, false) => a64!(self.ops; fnmsub D(r), D(VT1), D(b), D(c)),
-            (true, true, false) => a64!(self.ops; fnmadd D(r), D(VT1), D(b), D(c)),
+        if !self.batched {
+            if ty == Type::F32 {
+                a64!(self.ops; fcmp S(r), S(r); b.vc >ok);
+            } else {
+                a64!(self.ops; fcmp D(r), D(r); b.vc >ok);
+            }
+            self.nan_fixup(ty.bits(), 1, &[a, b, c], r);
+            a64!(self.ops; ok:);
         }
-        if ty == Type::F32 {
-            a64!(self.ops; fcmp S(r), S(r); b.vc >ok);
-        } else {
-            a64!(self.ops; fcmp D(r), D(r); b.vc >ok);
-        }
-        self.nan_fixup(ty.bits(), 1, &[a, b, c], r);
-        a64!(self.ops; ok:);
         self.vdone(v, r);
         true
     }
 
     /// Vector `fma`: the addend negated as the op's aux says (fneg, or
     /// fneg of the even or odd lanes selected by a lane mask), then one
-    /// fmla (or fmls for a negated product), then the NaN check. The NaN
-    /// rules differ (arm64 takes the addend's NaN first and negates NaN
-    /// operands), which the fix-up puts right from the operands, and so
-    /// do the flags in one case: arm64 raises invalid for inf * 0 + QNaN,
-    /// x86 does not. So a lane whose addend is a NaN and whose
-    /// multiplicand `a` is not has `a` replaced by the addend: a NaN
-    /// multiplicand is never an infinity, the result is a NaN either way
-    /// (fixed up), and a signalling NaN still raises invalid, as on x86.
-    /// The check is made even inside a run of [`super::nan_runs`]: quiet
-    /// NaN operands give different NaNs without IOC.
+    /// fmla, or fmls for a negated product. The rounding is x86's; the
+    /// NaNs are not by themselves: arm64 takes the first signalling NaN,
+    /// then the first quiet one, in the order addend, a, b, and negates
+    /// NaN operands, where x86 takes the first NaN of a, b, c; and it
+    /// raises invalid for inf * 0 + QNaN, x86 does not. So the operands
+    /// are chosen per lane (fcmeq masks, bif, bit): the addend is a where
+    /// a is a NaN, else b where b is, else the addend (so a result from
+    /// quiet NaNs is x86's; a NaN addend is never negated); a is the
+    /// addend where the addend is a NaN and a is not (no infinity is
+    /// multiplied then). That choice is made only when some lane of an
+    /// operand is a NaN (fmax, fmaxv, fcmp); else the fused op alone. What
+    /// is left differs only with IOC raised, exactly when x86 raises
+    /// invalid (a signalling NaN, or an invalid op on numbers), so `fma`
+    /// goes in the runs of [`super::nan_runs`] like the other arithmetic.
     fn vector_fma(&mut self, v: Value, d: &InstData) -> bool {
         let ty = d.ty;
         let (a, b, c) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vsrc(d.arg(2), 2));
         let r = self.vdst(v, VT0);
+        // V: a lane of a, b or c is a NaN (fmax keeps a NaN, raising
+        // invalid only for a signalling one, which x86 raises too).
+        vfp3!(self, ty, fmax, VT1, a, b);
+        vfp3!(self, ty, fmax, VT1, VT1, c);
+        if ty.lane_bits() == 32 {
+            a64!(self.ops; fmaxv S(VT1), V(VT1).S4; fcmp S(VT1), S(VT1));
+        } else {
+            a64!(self.ops; fmaxp D(VT1), V(VT1).D2; fcmp D(VT1), D(VT1));
+        }
+        a64!(self.ops; b.vc >numbers);
+        self.fma_addend(ty, d.aux, r, c);
+        // A NaN addend is not negated.
+        vfp3!(self, ty, fcmeq, VT2, c, c);
+        if d.aux & 6 != 0 {
+            a64!(self.ops; bif V(r).B16, V(c).B16, V(VT2).B16);
+        }
+        vfp3!(self, ty, fcmeq, VT1, b, b);
+        a64!(self.ops; bif V(r).B16, V(b).B16, V(VT1).B16);
+        vfp3!(self, ty, fcmeq, VT1, a, a);
+        a64!(self.ops
+            ; bif V(r).B16, V(a).B16, V(VT1).B16
+            ; bic V(VT2).B16, V(VT1).B16, V(VT2).B16
+            ; mov V(VT1).B16, V(a).B16
+            ; bit V(VT1).B16, V(c).B16, V(VT2).B16
+        );
+        self.fma_product(ty, d.aux, r, VT1, b);
+        a64!(self.ops; b >fused; numbers:);
+        self.fma_addend(ty, d.aux, r, c);
+        self.fma_product(ty, d.aux, r, a, b);
+        a64!(self.ops; fused:);
+        if !self.batched {
+            vfp3!(self, ty, fcmeq, VT1, r, r);
+            a64!(self.ops
+                ; uminv S(VT1), V(VT1).S4
+                ; fmov W(T0), S(VT1)
+                ; cbnz W(T0), >ok
+            );
+            self.nan_fixup(ty.lane_bits(), ty.lanes(), &[a, b, c], r);
+            a64!(self.ops; ok:);
+        }
+        self.vdone(v, r);
+        true
+    }
+
+    /// `V(r)` = the addend `V(c)` of a vector `fma` with negations `aux`:
+    /// negated (fneg), or negated in the even or odd lanes only.
+    fn fma_addend(&mut self, ty: Type, aux: u16, r: u8, c: u8) {
         a64!(self.ops; mov V(r).B16, V(c).B16);
-        match d.aux & 6 {
+        match aux & 6 {
             0 => {}
             6 => self.vfneg(ty, r, r),
             even_or_odd => {
@@ -321,29 +398,16 @@ impl Lowerer<'_> {
                 a64!(self.ops; bit V(r).B16, V(VT1).B16, V(VT2).B16);
             }
         }
-        // VT2 = a, with the lanes where c is a NaN and a is not taken from c.
-        vfp3!(self, ty, fcmeq, VT1, c, c);
-        vfp3!(self, ty, fcmeq, VT2, a, a);
-        a64!(self.ops
-            ; bic V(VT1).B16, V(VT2).B16, V(VT1).B16
-            ; mov V(VT2).B16, V(a).B16
-            ; bit V(VT2).B16, V(c).B16, V(VT1).B16
-        );
-        if d.aux & 1 != 0 {
-            vfp3!(self, ty, fmls, r, VT2, b);
+    }
+
+    /// `V(r) += V(x) * V(y)` (fmla), or `-=` (fmls) when `aux` negates the
+    /// product.
+    fn fma_product(&mut self, ty: Type, aux: u16, r: u8, x: u8, y: u8) {
+        if aux & 1 != 0 {
+            vfp3!(self, ty, fmls, r, x, y);
         } else {
-            vfp3!(self, ty, fmla, r, VT2, b);
+            vfp3!(self, ty, fmla, r, x, y);
         }
-        vfp3!(self, ty, fcmeq, VT1, r, r);
-        a64!(self.ops
-            ; uminv S(VT1), V(VT1).S4
-            ; fmov W(T0), S(VT1)
-            ; cbnz W(T0), >ok
-        );
-        self.nan_fixup(ty.lane_bits(), ty.lanes(), &[a, b, c], r);
-        a64!(self.ops; ok:);
-        self.vdone(v, r);
-        true
     }
 
     /// `V(dst) = -V(src)` lane-wise, for the float shape `ty`.

@@ -129,6 +129,39 @@ impl Lowerer<'_> {
         true
     }
 
+    /// `shl`/`lshr`/`ashr` of each 32- or 64-bit lane by its own lane of
+    /// the amounts (vpsllv, vpsrlv, vpsrav): ushl/sshl shift by the
+    /// signed low byte of each amount lane, so the amounts are clamped to
+    /// the width first (where ushl gives 0 and sshl the sign; umin for
+    /// 32-bit lanes, a cmhi mask selecting the width for 64-bit ones) and
+    /// negated for right shifts.
+    fn vector_shift_lanes(&mut self, v: Value, d: &InstData) -> bool {
+        let lane = d.ty.lane_bits();
+        let (a, n, r) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vdst(v, 3));
+        match lane {
+            32 => a64!(self.ops; movi V(VT0).S4, #32; umin V(VT0).S4, V(n).S4, V(VT0).S4),
+            64 => a64!(self.ops
+                ; movz X(T0), #64
+                ; dup V(VT1).D2, X(T0)
+                ; cmhi V(VT0).D2, V(n).D2, V(VT1).D2
+                ; bsl V(VT0).B16, V(VT1).B16, V(n).B16
+            ),
+            _ => return false,
+        }
+        match (d.op != Opcode::Shl, lane) {
+            (false, _) => {}
+            (true, 32) => a64!(self.ops; neg V(VT0).S4, V(VT0).S4),
+            (true, _) => a64!(self.ops; neg V(VT0).D2, V(VT0).D2),
+        }
+        if d.op == Opcode::Ashr {
+            v3!(self, lane, sshl, r, a, VT0);
+        } else {
+            v3!(self, lane, ushl, r, a, VT0);
+        }
+        self.vdone(v, r);
+        true
+    }
+
     /// `shl`/`lshr`/`ashr` of every lane by one scalar amount: by a
     /// constant, one immediate shift (the width or more: zero, or the
     /// sign for `ashr`); else clamped to the lane width (where NEON's
@@ -136,6 +169,9 @@ impl Lowerer<'_> {
     /// shifts, and splat.
     fn vector_shift(&mut self, v: Value, d: &InstData) -> bool {
         let lane = d.ty.lane_bits();
+        if self.ty_of(d.arg(1)).is_vector() {
+            return self.vector_shift_lanes(v, d);
+        }
         if self.ty_of(d.arg(1)).bits() > 64 {
             return false;
         }

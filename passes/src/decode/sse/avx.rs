@@ -458,24 +458,7 @@ impl L<'_, '_> {
     /// gives zero (arithmetic: the sign).
     fn vshift_var(&mut self, op: Opcode, lane: Type) -> Outcome {
         let (a, counts) = self.xpair();
-        let width = self.c(lane, u64::from(lane.bits()));
-        let last = self.c(Type::I8, u64::from(lane.bits() - 1));
-        let mut r = a;
-        for i in 0..(128 / lane.bits()) as u16 {
-            let x = self.xlane(a, lane, i);
-            let n = self.xlane(counts, lane, i);
-            let big = self.icmp(IntCond::Uge, lane, n, width);
-            let n8 = self.resize(n, lane, Type::I8);
-            let shift = self.select(Type::I8, big, last, n8);
-            let shifted = self.bin(op, lane, x, shift);
-            let y = if op == Opcode::Ashr {
-                shifted
-            } else {
-                let zero = self.c(lane, 0);
-                self.select(lane, big, zero, shifted)
-            };
-            r = self.xset_lane(r, y, i);
-        }
+        let r = self.bin(op, shape(lane), a, counts);
         self.xset(0, r);
         Outcome::Next
     }
