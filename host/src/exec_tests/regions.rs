@@ -345,3 +345,28 @@ fn state_registers_and_flags() {
     assert_eq!(out.state.gpr[14], 5);
     assert_eq!(out.state.xmm[14], 1 << 127);
 }
+
+#[test]
+fn mmx_registers_are_parts_of_the_x87_registers() {
+    // mm3 and fpexp3 are R3's significand and sign/exponent word; fptag
+    // a byte of its own (fpsw's neighbour).
+    let r = region(
+        "region 0x1000\nblock0:\n\
+         v0 = get mm3\n set rax, v0\n v1 = get fpexp3\n v2 = zext.i64 v1\n set rcx, v2\n\
+         v3 = get fptag\n v4 = zext.i64 v3\n set rdx, v4\n\
+         v5 = iconst.i64 0x1122334455667788\n set mm5, v5\n v6 = iconst.i16 0xffff\n set fpexp5, v6\n\
+         v7 = iconst.i8 0x81\n set fptag, v7\n exit jump 0x1000\n",
+    );
+    let mut state = GuestState::default();
+    state.st[3] = 0x4003_8000_0000_0000_0001;
+    state.st[5] = 0x1234_5678_9abc_def0_1234;
+    state.fptag = 0x5a;
+    state.fpsw = 0x3800;
+    let out = check(&r, &state, &mut GuestMem::new());
+    assert_eq!(out.state.gpr[0], 0x8000_0000_0000_0001);
+    assert_eq!(out.state.gpr[1], 0x4003);
+    assert_eq!(out.state.gpr[2], 0x5a);
+    assert_eq!(out.state.st[5], 0xffff_1122_3344_5566_7788);
+    assert_eq!(out.state.st[3], state.st[3]);
+    assert_eq!((out.state.fptag, out.state.fpsw), (0x81, 0x3800));
+}
