@@ -163,17 +163,19 @@ impl L<'_, '_> {
     }
 
     /// maskmovq mm1, mm2 (maskmovdqu xmm1, xmm2): the bytes of mm1 whose
-    /// byte in mm2 has its top bit set, stored to [rdi] (with the
-    /// instruction's address size and segment), the others left as they
-    /// were: a load, a blend and a store of the whole operand, so an
-    /// unselected byte is read and written back (as no other thread's
-    /// store lands between them, this differs from the CPU only for a
-    /// concurrent store to an unselected byte).
+    /// byte in mm2 has its top bit set, stored to [rdi] (plus an fs or gs
+    /// base; the 0x67 form's [edi] is unsupported, see `lift`), the others
+    /// left as they were: a load, a blend and a store of all 8 (16)
+    /// bytes. An unselected byte is written back with the value it had,
+    /// which differs from the CPU only when another thread stores to it
+    /// in between, or when it lies on a page the selected ones do not
+    /// (which must then be writable).
     pub(super) fn maskmov(&mut self) -> Outcome {
-        let Some(bytes) = [8usize, 16].into_iter().find(|b| *b == self.i.memory_size().size()) else {
-            return Outcome::Unsupported;
+        let ty = match self.i.memory_size().size() {
+            8 => Type::I64,
+            16 => Type::V128,
+            _ => return Outcome::Unsupported,
         };
-        let ty = if bytes == 8 { Type::I64 } else { Type::V128 };
         let rdi = self.b.get(Reg::RDI);
         let a = self.segment_base(rdi);
         let data = self.vget(1);
@@ -181,9 +183,9 @@ impl L<'_, '_> {
         let zero = self.xconst(0);
         let select = self.b.binary_imm(Opcode::Icmp, Type::I8X16, mask, zero, aarchx_ir::IntCond::Slt as u16);
         let old = self.b.load(ty, a);
-        let old = if bytes == 8 { self.xzero_ext(old, Type::I64) } else { old };
+        let old = if ty == Type::I64 { self.xzero_ext(old, ty) } else { old };
         let r = self.xblend(old, data, select);
-        let r = if bytes == 8 { self.xlane(r, Type::I64, 0) } else { r };
+        let r = if ty == Type::I64 { self.xlane(r, ty, 0) } else { r };
         self.b.store(ty, a, r);
         Outcome::Next
     }
