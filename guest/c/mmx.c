@@ -4,8 +4,10 @@
 // table of values, a checksum per instruction printed; the x87 state an MMX instruction leaves (TOP, tags, the
 // registers' exponent words, seen through fnstenv and fxsave), x87
 // arithmetic after emms, and an mm register across a signal handler
-// (which sees it in its frame's FP state).
+// (which sees it in its frame's FP state), and an MMX load that faults,
+// which leaves the x87 state as it was.
 #define _GNU_SOURCE
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -241,10 +243,36 @@ static void across_a_signal(void) {
            (unsigned long long)seen_in_frame, seen_exponent);
 }
 
+static sigjmp_buf out_of_fault;
+static volatile uint16_t fault_swd, fault_ftw;
+
+static void on_segv(int sig, siginfo_t *info, void *ctx) {
+    (void)sig;
+    (void)info;
+    ucontext_t *uc = ctx;
+    fault_swd = uc->uc_mcontext.fpregs->swd;
+    fault_ftw = uc->uc_mcontext.fpregs->ftw;
+    siglongjmp(out_of_fault, 1);
+}
+
+static void faulting_load(void) {
+    struct sigaction act;
+    memset(&act, 0, sizeof act);
+    act.sa_sigaction = on_segv;
+    act.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &act, NULL);
+    if (!sigsetjmp(out_of_fault, 1)) {
+        __asm__ volatile("fninit\n\tfldpi\n\tmovq (%0), %%mm0" : : "r"(16L) : "mm0", "st", "memory");
+    }
+    __asm__ volatile("fninit");
+    printf("faulting movq mm0: fsw %04x (top %d) abridged tags %02x\n", fault_swd, fault_swd >> 11 & 7, fault_ftw);
+}
+
 int main(void) {
     arithmetic();
     moves_and_conversions();
     x87_state();
     across_a_signal();
+    faulting_load();
     return 0;
 }
