@@ -479,6 +479,43 @@ fn fma_f64x2(imm: u16, [a, b, c]: [[u128; 2]; 3], then_mxcsr: bool) -> u128 {
     )
 }
 
+/// Scalar `fma.f64` (negations `imm`) on the low lanes of xmm0, xmm1,
+/// xmm2, then the value or (`then_mxcsr`) MXCSR from the default.
+fn fma_f64(imm: u16, [a, b, c]: [u128; 3], then_mxcsr: bool) -> u128 {
+    let tail = if then_mxcsr { "\n v7 = get mxcsr" } else { "" };
+    eval(
+        &[("xmm0", a), ("xmm1", b), ("xmm2", c)],
+        &format!(
+            "v0 = get xmm0\n v1 = get xmm1\n v2 = get xmm2\n v3 = extract_lane.f64x2 v0, 0\n \
+             v4 = extract_lane.f64x2 v1, 0\n v5 = extract_lane.f64x2 v2, 0\n v6 = fma.f64 v3, v4, v5, {imm}{tail}"
+        ),
+    )
+}
+
+#[test]
+fn scalar_fused_multiply_add_nans() {
+    const QUIET_B: u128 = SNAN_B | 0x0008_0000_0000_0000;
+    const NEG_QNAN: u128 = QNAN_A | NEG_ZERO;
+    // The first NaN of a, b, c, quieted, never negated, whatever the
+    // negations (imm 3: vfnmsub); a negative NaN keeps its sign.
+    for imm in [0, 1, 2, 3] {
+        assert_eq!(fma_f64(imm, [ONE, QNAN_A, QUIET_B], false), QNAN_A, "imm {imm}");
+        assert_eq!(fma_f64(imm, [ONE, TWO, NEG_QNAN], false), NEG_QNAN, "imm {imm}");
+        assert_eq!(fma_f64(imm, [SNAN_B, ONE, QNAN_A], false), QUIET_B, "imm {imm}");
+    }
+    // Quiet NaNs raise nothing, a signalling one IE; inf * 0 + QNaN is the
+    // QNaN without IE, inf * 0 + 1 the default NaN with IE.
+    assert_eq!(fma_f64(3, [ONE, QNAN_A, QUIET_B], true), 0x1f80);
+    assert_eq!(fma_f64(0, [ONE, ONE, SNAN_B], true), 0x1f81);
+    assert_eq!(fma_f64(0, [INF, 0, QNAN_A], false), QNAN_A);
+    assert_eq!(fma_f64(0, [INF, 0, QNAN_A], true), 0x1f80);
+    assert_eq!(fma_f64(1, [INF, 0, ONE], false), DEFAULT_NAN);
+    assert_eq!(fma_f64(1, [INF, 0, ONE], true), 0x1f81);
+    // Numbers: 2 * 2 + 1, -(2 * 2) - 1.
+    assert_eq!(fma_f64(0, [TWO, TWO, ONE], false), 0x4014_0000_0000_0000);
+    assert_eq!(fma_f64(3, [TWO, TWO, ONE], false), 0xc014_0000_0000_0000);
+}
+
 #[test]
 fn fused_multiply_add_rounds_once() {
     // (1 + 2^-30)(1 - 2^-30) = 1 - 2^-60 exactly: fused with -1 it is

@@ -290,6 +290,12 @@ impl Lowerer<'_> {
             return false;
         }
         match d.op {
+            Opcode::Splat if self.const_value(d.arg(0)) == Some(0) => {
+                let r = self.vdst(v, 3);
+                a64!(self.ops; movi V(r).D2, #0);
+                self.vdone(v, r);
+                return true;
+            }
             Opcode::Splat => {
                 let (x, r) = (self.xsrc(d.arg(0), 0), self.vdst(v, 3));
                 match lane {
