@@ -197,18 +197,9 @@ fn fold(region: &Region, d: &InstData) -> Option<Folded> {
     }
 }
 
-/// Whether `x` and `y` are the same value: one value, or the same pure
-/// computation of the same operands (not a `get` or `load`: the state or
-/// memory may change between two).
-fn same_value(region: &Region, x: Value, y: Value) -> bool {
-    let (a, b) = (region.inst(x), region.inst(y));
-    let pure = a.op.format().has_result() && !a.op.has_side_effect() && !matches!(a.op, Opcode::Load | Opcode::Get);
-    x == y || (a == b && pure)
-}
-
 fn fold_compare(region: &Region, d: &InstData) -> Option<Folded> {
     let (x, y) = (d.arg(0), d.arg(1));
-    if !scalar(d.ty) && !(same_value(region, x, y) && d.ty.is_int() && !d.ty.is_vector()) {
+    if !scalar(d.ty) && !(region.same_value(x, y) && d.ty.is_int() && !d.ty.is_vector()) {
         return None;
     }
     let cond = aarchx_ir::IntCond::from_u16(d.aux)?;
@@ -221,7 +212,7 @@ fn fold_compare(region: &Region, d: &InstData) -> Option<Folded> {
             _ => {}
         }
     }
-    let value = if same_value(region, x, y) {
+    let value = if region.same_value(x, y) {
         eval::compare(cond, d.ty.bits(), 0, 0)
     } else {
         let (a, b) = (constant(region, x)?, constant(region, y)?);
@@ -333,8 +324,8 @@ fn fold_binary(region: &Region, d: &InstData) -> Option<Folded> {
     }
     let is = |c: Option<u64>, want: u64| c.is_some_and(|c| c & mask == want & mask);
     match d.op {
-        O::Xor | O::Sub if same_value(region, x, y) => Some(Folded::Const(d.ty, 0)),
-        O::And | O::Or if same_value(region, x, y) => Some(Folded::Alias(x)),
+        O::Xor | O::Sub if region.same_value(x, y) => Some(Folded::Const(d.ty, 0)),
+        O::And | O::Or if region.same_value(x, y) => Some(Folded::Alias(x)),
         O::Add | O::Or | O::Xor if is(cy, 0) => Some(Folded::Alias(x)),
         O::Add | O::Or | O::Xor if is(cx, 0) => Some(Folded::Alias(y)),
         O::Sub | O::Shl | O::Lshr | O::Ashr | O::Rotl | O::Rotr if is(cy, 0) => Some(Folded::Alias(x)),

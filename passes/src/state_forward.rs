@@ -8,9 +8,9 @@
 //! MXCSR's exception flags, see `Opcode::uses_mxcsr`).
 //!
 //! Redundant sets: a `set R, v` where `R` is known to hold `v` already (the
-//! same value, or the same constant: an `iconst`, or a `splat` of one, as
-//! the zero a VEX instruction writes to a YMM upper half) is dropped; the
-//! state is the same with it or without it.
+//! same value, or one `Region::same_value` proves equal, as the zero a VEX
+//! instruction writes to a YMM upper half) is dropped; the state is the
+//! same with it or without it.
 //!
 //! Dead sets: a `set R` of a GPR, XMM or special register is dropped when
 //! the same block sets `R` again before anything could observe the state:
@@ -73,7 +73,7 @@ fn forward(region: &mut Region) {
                     let arg = d.arg(0);
                     let value = replace[arg.index()].unwrap_or(arg);
                     let r = usize::from(d.aux);
-                    if known[r].is_some_and(|k| same_value(region, k, value)) {
+                    if known[r].is_some_and(|k| region.same_value(k, value)) {
                         redundant[v.index()] = true;
                     } else {
                         known[r] = Some(value);
@@ -95,22 +95,6 @@ fn forward(region: &mut Region) {
     for block in &mut region.blocks {
         block.insts.retain(|v| !redundant[v.index()]);
     }
-}
-
-/// Whether `a` and `b` are the same value: one value, or equal constants
-/// (`iconst`s, or `splat`s of equal `iconst`s).
-fn same_value(region: &Region, a: Value, b: Value) -> bool {
-    let constant = |v: Value| {
-        let d = region.inst(v);
-        match d.op {
-            Opcode::Iconst => Some((d, None)),
-            Opcode::Splat if region.inst(d.arg(0)).op == Opcode::Iconst => Some((d, Some(*region.inst(d.arg(0))))),
-            _ => None,
-        }
-    };
-    a == b || constant(a).is_some_and(|(da, ia)| constant(b).is_some_and(|(db, ib)| {
-        (da.op, da.ty, da.aux) == (db.op, db.ty, db.aux) && ia == ib && (ia.is_some() || da == db)
-    }))
 }
 
 /// Whether `op` ends the window in which a later `set` hides an earlier one.

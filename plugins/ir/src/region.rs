@@ -153,6 +153,31 @@ impl Region {
         &self.insts[v.index()]
     }
 
+    /// Whether `x` and `y` are provably the same value: one value, or the
+    /// same pure op (not a `get` or `load`, which read state that may have
+    /// changed, nor an op computing under MXCSR) with the same type and
+    /// immediates on operands that are the same in turn, four levels deep
+    /// (two `splat`s of equal `iconst`s are the same).
+    pub fn same_value(&self, x: Value, y: Value) -> bool {
+        self.same_value_within(x, y, 4)
+    }
+
+    fn same_value_within(&self, x: Value, y: Value, depth: u32) -> bool {
+        if x == y {
+            return true;
+        }
+        let (a, b) = (self.inst(x), self.inst(y));
+        let pure = a.op.format().has_result()
+            && !a.op.has_side_effect()
+            && !a.op.uses_mxcsr()
+            && !matches!(a.op, Opcode::Load | Opcode::Get);
+        if !pure || depth == 0 || (a.op, a.ty, a.aux) != (b.op, b.ty, b.aux) {
+            return false;
+        }
+        let k = a.op.format().value_args();
+        a.args[k..] == b.args[k..] && (0..k).all(|i| self.same_value_within(a.arg(i), b.arg(i), depth - 1))
+    }
+
     /// Adds `d` to the arena, in no block yet, and returns its value.
     pub fn add_inst(&mut self, d: InstData) -> Value {
         self.insts.push(d);
