@@ -176,7 +176,9 @@ mod tests {
         let mut out = r;
         // SAFETY: `slots` holds the operands 16 bytes apart, `out` is a
         // live u64.
-        unsafe { fix_nan(nan_desc(64, 1, operands.len() as u32), slots.as_ptr().cast(), (&mut out as *mut u64).cast()) };
+        unsafe {
+            fix_nan(nan_desc(64, 1, operands.len() as u32), slots.as_ptr().cast(), (&mut out as *mut u64).cast())
+        };
         out
     }
 

@@ -244,7 +244,11 @@ fn check_types(region: &Region, d: &InstData) -> Result<(), String> {
             Opcode::Shl | Opcode::Lshr | Opcode::Ashr | Opcode::Rotl | Opcode::Rotr => {
                 expect(0, ty)?;
                 // A vector shifts by a scalar, or lane by lane by a vector.
-                let per_lane = d.op != Opcode::Rotl && d.op != Opcode::Rotr && ty.is_vector() && arg(1).is_vector() && arg(1).compatible(ty);
+                let per_lane = d.op != Opcode::Rotl
+                    && d.op != Opcode::Rotr
+                    && ty.is_vector()
+                    && arg(1).is_vector()
+                    && arg(1).compatible(ty);
                 known(int_scalar(arg(1)) || per_lane, "shift amount type")?;
             }
             Opcode::Concat => {

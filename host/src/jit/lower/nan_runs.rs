@@ -5,7 +5,8 @@
 //! invalid (arm64's default NaN is positive, x86's negative) or has a
 //! signalling NaN operand (arm64 propagates the signalling one, x86 the
 //! first); both set arm64's cumulative Invalid Operation flag, FPSR.IOC.
-//! Quiet NaN operands propagate alike (the first NaN operand, quieted).
+//! Quiet NaN operands propagate alike (the first NaN operand, quieted;
+//! for `fma` once its lowering has chosen the operands, see `float.rs`).
 //! So the ops of a run are emitted without their checks, the run ends with
 //! `mrs` + `tbnz` on IOC, and when IOC is set the run is executed again
 //! out of line with the check after each op (see `mod.rs`), then FPSR is
