@@ -343,9 +343,22 @@ impl GuestMemory {
     /// exactly if given (it must be free), else anywhere at an address
     /// aligned to `align` (a power of two). With `brk`, reserves address
     /// space after it for the brk heap (the main program's image; a dynamic
-    /// loader's has none). Returns the image's address.
-    pub fn map_image(&mut self, at: Option<u64>, len: u64, align: u64, brk: bool) -> Result<u64, Errno> {
+    /// loader's has none). Each `(offset, bytes)` of `contents` (the file's
+    /// part of each segment) is copied into the image at that offset, with
+    /// a plain copy: the fresh mapping cannot fault (EINVAL for a piece
+    /// that does not fit). Returns the image's address.
+    pub fn map_image(
+        &mut self,
+        at: Option<u64>,
+        len: u64,
+        align: u64,
+        brk: bool,
+        contents: &[(u64, &[u8])],
+    ) -> Result<u64, Errno> {
         let len = round_up(len, GUEST_PAGE).ok_or(Errno::ENOMEM)?;
+        if contents.iter().any(|(off, bytes)| off.checked_add(bytes.len() as u64).is_none_or(|e| e > len)) {
+            return Err(Errno::EINVAL);
+        }
         let rw = libc::PROT_READ | libc::PROT_WRITE;
         let anon = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
         let (start, brk_limit) = match at {
@@ -382,6 +395,12 @@ impl GuestMemory {
                 (start, start + total)
             }
         };
+        for (off, bytes) in contents {
+            // SAFETY: [start, start + len) was mapped read-write and
+            // anonymous just above, for this image alone: it holds no Rust
+            // object, and each piece lies inside it (checked first).
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), (start + off) as usize as *mut u8, bytes.len()) };
+        }
         self.set_range(start, start + len, Some(PROT_READ | PROT_WRITE));
         if brk {
             let brk_start = self.host_up(start + len).ok_or(Errno::ENOMEM)?;
@@ -1072,7 +1091,7 @@ mod tests {
     #[test]
     fn brk_grows_and_shrinks_with_zeroed_pages() {
         let mut m = GuestMemory::new();
-        let base = m.map_image(None, 3 * GUEST_PAGE, 1 << 21, true).unwrap();
+        let base = m.map_image(None, 3 * GUEST_PAGE, 1 << 21, true, &[]).unwrap();
         assert_eq!(base % (1 << 21), 0);
         let start = m.brk_start();
         assert_eq!(start, base + m.host_up(3 * GUEST_PAGE).unwrap());

@@ -268,9 +268,20 @@ pub struct PassEntry {
     /// The options given; the pass's other options take their defaults.
     #[serde(default, deserialize_with = "deserialize_options")]
     pub options: BTreeMap<String, OptionValue>,
+    /// Whether the pass also runs on quick translations (the first tier
+    /// of the decode pass's `tier_up`: code that has run fewer times than
+    /// that). `false` leaves a region or transform pass out of them: their
+    /// code then runs a few hundred times at most, which rarely pays back
+    /// an optimisation's translation cost.
+    #[serde(default = "runs_on_quick")]
+    pub quick: bool,
     /// Where the entry and its options are in the source text, when known.
     #[serde(skip)]
     pub source: EntrySource,
+}
+
+fn runs_on_quick() -> bool {
+    true
 }
 
 /// Positions of a pass entry in the policy text, for error messages.
@@ -358,6 +369,11 @@ pub enum PolicyError {
          stages run in the order decode, region, transform, lowering"
     )]
     StageOrder { at: Place, pass: String, stage: &'static str, prev: String, prev_stage: &'static str },
+    #[error(
+        "{at}: pass `{pass}` is a {stage}-stage pass, which every translation needs; \
+         `quick: false` is for region- and transform-stage passes"
+    )]
+    QuickStage { at: Place, pass: String, stage: &'static str },
     /// A `before`/`after` constraint of a pass that the list breaks.
     #[error("{at}: {error}")]
     Order { at: Place, error: OrderError },
@@ -371,6 +387,8 @@ pub struct ValidatedPass<'r> {
     pub info: &'r PassDef,
     /// Every option the pass declares, defaults filled in.
     pub options: Options,
+    /// Whether it runs on quick translations too ([`PassEntry::quick`]).
+    pub quick: bool,
 }
 
 impl ValidatedPass<'_> {
@@ -382,7 +400,11 @@ impl ValidatedPass<'_> {
 
 impl fmt::Debug for ValidatedPass<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ValidatedPass").field("pass", &self.info.name).field("options", &self.options).finish()
+        f.debug_struct("ValidatedPass")
+            .field("pass", &self.info.name)
+            .field("options", &self.options)
+            .field("quick", &self.quick)
+            .finish()
     }
 }
 
@@ -545,7 +567,14 @@ impl Policy {
                 }
                 _ => {}
             }
-            out.push(ValidatedPass { info, options });
+            if !entry.quick && matches!(info.stage, Stage::Decode | Stage::Lowering) {
+                return Err(PolicyError::QuickStage {
+                    at: place(entry.source.at),
+                    pass: entry.name.clone(),
+                    stage: info.stage.name(),
+                });
+            }
+            out.push(ValidatedPass { info, options, quick: entry.quick });
         }
         let entries: Vec<order::Entry<'_>> = out
             .iter()
@@ -1023,6 +1052,21 @@ mod tests {
         );
         let e = verr("(passes: [(name: \"decode\"), (name: \"tso\", options: { \"x\": true })])");
         assert!(e.contains("pass `tso`: unknown option `x`; `tso` takes no options"), "{e}");
+    }
+
+    #[test]
+    fn quick_false_only_on_passes_a_translation_can_do_without() {
+        let p = parse("(passes: [(name: \"decode\"), (name: \"constfold\", quick: false)])", "t.ron").unwrap();
+        let registry = registry();
+        let v = p.validate(&registry).unwrap();
+        assert_eq!((v[0].quick, v[1].quick), (true, false));
+        let e = verr("(passes: [\n  (name: \"decode\"),\n  (name: \"tso\", quick: false),\n])");
+        assert_eq!(
+            e,
+            "t.ron:3:10: pass `tso` is a lowering-stage pass, which every translation needs; \
+             `quick: false` is for region- and transform-stage passes"
+        );
+        assert!(verr("(passes: [(name: \"decode\", quick: false)])").contains("`decode` is a decode-stage pass"));
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! The translation pipeline: runs the policy's passes, in order, over one
-//! region of guest code, and checks the IR with the verifier after each.
+//! region of guest code, and checks the IR with the verifier (see
+//! [`Pipeline::new`] for when).
 //! A plugin pass that fails aborts the translation or, under its plugin's
 //! `on_failure: Skip`, is left out for that region and counted. A built-in
 //! pass that fails (an error, a panic, IR the verifier rejects) is a bug of
 //! aarchx's: the region is translated by the reference pipeline instead,
 //! with one warning line, or, under verify mode, the translation fails. A
 //! Lua policy's `on_region` hook, asked once the decode-stage passes have
-//! run, switches later passes off for that region.
+//! run, switches later passes off for that region; a pass the policy
+//! marks `quick: false` is off for quick translations (the first tier).
 //!
 //! The *reference* translation of a region runs only the policy's
 //! decode-stage passes (the lifter) and its lowering-stage passes (what
@@ -110,6 +112,8 @@ struct Step {
     pass: Box<dyn Pass>,
     /// The plugin it comes from, if any.
     plugin: Option<Arc<Plugin>>,
+    /// Whether it runs on quick translations too.
+    quick: bool,
     /// Regions translated without it after it failed (under `Skip`).
     skipped: u64,
     /// The counters of its `count` instructions.
@@ -126,6 +130,8 @@ pub struct Pipeline {
     /// decode pass's `tier_up`; 0 with a plugin decode stage).
     tier_up: u32,
     check_each_pass: bool,
+    /// Whether the verifier checks the finished region (see [`Pipeline::new`]).
+    check_last: bool,
     hook: Option<RegionHook>,
     on_failure: PassFailure,
     /// Regions whose built-in pass failed and that run their reference
@@ -139,7 +145,13 @@ pub struct Pipeline {
 
 impl Pipeline {
     /// Creates every pass of the validated pipeline. The verifier runs after
-    /// each pass in debug builds, and after the last one always.
+    /// each pass in debug builds; after the last one when a plugin pass is
+    /// in the pipeline (its IR is not aarchx's own), or under
+    /// [`PassFailure::Fail`] (verify mode, `aarchx explain`, the tests'
+    /// pipelines). A release run of built-in passes alone skips it: they
+    /// are checked by those (the fuzzers, the codegen fixtures and verify
+    /// mode run every pass with the verifier), and on the fast path it
+    /// cost as much as a pass (docs/benchmarks.md, Cold code).
     /// A plugin pass's `create` may refuse its options. `hook` is the
     /// policy's `on_region`, if it has one.
     pub fn new(
@@ -153,8 +165,8 @@ impl Pipeline {
             .map(|p| {
                 let plugin = p.info.plugin().cloned();
                 let (name, stage) = (p.info.name.clone(), p.info.stage);
-                let counters = PassCounters::default();
-                Ok(Step { name, stage, pass: p.instantiate()?, plugin, skipped: 0, counters, time: Duration::ZERO })
+                let (counters, quick, time) = (PassCounters::default(), p.quick, Duration::ZERO);
+                Ok(Step { name, stage, pass: p.instantiate()?, plugin, quick, skipped: 0, counters, time })
             })
             .collect::<Result<_, PluginError>>()?;
         let tier_up = passes
@@ -166,6 +178,7 @@ impl Pipeline {
             config,
             tier_up,
             check_each_pass: cfg!(debug_assertions),
+            check_last: on_failure == PassFailure::Fail || passes.iter().any(|p| p.info.plugin().is_some()),
             hook,
             on_failure,
             fell_back: 0,
@@ -311,11 +324,11 @@ impl Pipeline {
                 off = self.passes_off(&region, executions)?;
             }
             let step = &mut self.passes[i];
-            let switched_off = off.get(i).copied().unwrap_or(false);
+            let switched_off = off.get(i).copied().unwrap_or(false) || (!step.quick && !self.config.superblocks);
             let ran = if !in_variant {
                 Ok(())
             } else if switched_off {
-                tracing::trace!(pass = step.name, entry = format_args!("{entry:#x}"), "switched off by on_region");
+                tracing::trace!(pass = step.name, entry = format_args!("{entry:#x}"), "switched off for this region");
                 Ok(())
             } else {
                 let (pass, region) = (&mut step.pass, &mut region);
@@ -351,14 +364,14 @@ impl Pipeline {
                         })
                     }
                 }
-            } else if in_variant {
+            } else if in_variant && !switched_off {
                 step.counters.remap(&mut region).map_err(|error| TranslateError::Counters {
                     pass: step.name.clone(),
                     entry,
                     error,
                 })?;
             }
-            if self.check_each_pass || i == last || observe.is_some() {
+            if self.check_each_pass || (self.check_last && i == last) || observe.is_some() {
                 let started = Instant::now();
                 let checked = verify(&region);
                 self.verify_time += started.elapsed();
@@ -500,6 +513,19 @@ mod tests {
                 assert_eq!((pass.as_str(), message.as_str()), ("panics", "a bug in a pass"))
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_pass_marked_quick_false_runs_on_superblocks_only() {
+        let passes = r#"(name: "decode"), (name: "panics", quick: false), (name: "memory-order")"#;
+        let mut p = pipeline(passes, PassFailure::Fail);
+        let quick = p.translate(0x1000, &Code, 0, Variant::Policy, false).expect("`panics` is left out");
+        let reference = p.translate(0x1000, &Code, 0, Variant::Reference, false).expect("the reference");
+        assert_eq!(quick, reference);
+        match p.translate(0x1000, &Code, 0, Variant::Policy, true) {
+            Err(TranslateError::Panic { pass, .. }) => assert_eq!(pass, "panics"),
+            other => panic!("the superblock ran `panics`: {other:?}"),
         }
     }
 }

@@ -81,12 +81,22 @@ fn default_as_lua() -> String {
             fields.push(format!("  {key} = \"{v}\","));
         }
     }
-    let names: Vec<String> = code
+    // Each pass entry: its name, and whether it says `quick: false`.
+    let entries: Vec<(String, bool)> = code
         .iter()
-        .filter_map(|l| l.split_once("name: \"").map(|(_, rest)| rest.split('"').next().unwrap_or("").to_string()))
+        .filter_map(|l| {
+            let (_, rest) = l.split_once("name: \"")?;
+            Some((rest.split('"').next().unwrap_or("").to_string(), rest.contains("quick: false")))
+        })
         .collect();
-    assert!(ron.matches("options: {}").count() == names.len(), "default.ron gained pass options: extend this test");
-    let passes: Vec<String> = names.iter().map(|n| format!("    {{ name = \"{n}\", options = {{}} }},")).collect();
+    assert!(ron.matches("options: {}").count() == entries.len(), "default.ron gained pass options: extend this test");
+    let passes: Vec<String> = entries
+        .iter()
+        .map(|(n, quick_off)| {
+            let quick = if *quick_off { ", quick = false" } else { "" };
+            format!("    {{ name = \"{n}\", options = {{}}{quick} }},")
+        })
+        .collect();
     format!("return {{\n{}\n  passes = {{\n{}\n  }},\n}}\n", fields.join("\n"), passes.join("\n"))
 }
 

@@ -68,7 +68,7 @@ fn policy_check_accepts_a_valid_policy_and_names_the_line_of_a_mistake() {
 fn policy_show_tells_where_each_value_came_from() {
     let dir = temp_dir("show");
     let file = dir.join("small.ron");
-    std::fs::write(&file, "(\n  memory_model: Ordered,\n  passes: [(name: \"decode\", options: { \"follow\": false }), (name: \"dce\")],\n)\n")
+    std::fs::write(&file, "(\n  memory_model: Ordered,\n  passes: [(name: \"decode\", options: { \"follow\": false }), (name: \"dce\", quick: false)],\n)\n")
         .expect("write");
     let name = path_str(&file);
     let text = stdout_of(&["policy", "show", "--set", "decode.max_insns=7", name]);
@@ -79,6 +79,7 @@ fn policy_show_tells_where_each_value_came_from() {
         format!("passes:  ({name})"),
         format!("    follow = false  ({name})"),
         "    max_insns = 7  (--set decode.max_insns=7)".to_string(),
+        "  dce  (not on quick translations)".to_string(),
     ] {
         assert!(text.lines().any(|l| l == line), "no line `{line}` in:\n{text}");
     }

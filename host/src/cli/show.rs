@@ -95,7 +95,8 @@ pub fn show(settings: &Settings, program: Option<&Path>) -> Result<String, RunEr
     let passes = p.validate(&registry)?;
     let _ = writeln!(out, "passes:  ({})", field_origin("passes"));
     for (entry, validated) in p.passes.iter().zip(&passes) {
-        let _ = writeln!(out, "  {}", entry.name);
+        let quick = if validated.quick { "" } else { "  (not on quick translations)" };
+        let _ = writeln!(out, "  {}{quick}", entry.name);
         for (name, value) in &validated.options.0 {
             let origin = match entry.source.set_by.get(name) {
                 Some(set) => set.clone(),

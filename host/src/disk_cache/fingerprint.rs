@@ -1,9 +1,9 @@
 //! The fingerprint of what a translation depends on besides the guest's
 //! bytes: this aarchx build (its ELF build id: any change to the lifter,
 //! a pass or this format makes another), the pipeline (each pass's name,
-//! stage and every option with defaults filled in, a plugin's file
-//! content), and the translation settings fixed for a run (cpu level,
-//! SSE ordering). The memory model, which a run may change (`Auto`), is
+//! stage, every option with defaults filled in, whether it runs on quick
+//! translations, a plugin's file content), and the translation settings
+//! fixed for a run (cpu level, SSE ordering). The memory model, which a run may change (`Auto`), is
 //! part of each entry's key instead.
 
 use std::sync::OnceLock;
@@ -23,7 +23,7 @@ pub fn fingerprint(passes: &[ValidatedPass<'_>], config: &TranslationConfig) -> 
         h.update(p.info.name.as_bytes());
         h.update([0]);
         h.update(p.info.stage.name().as_bytes());
-        h.update(format!("{:?}", p.options).as_bytes());
+        h.update(format!("{:?} quick={}", p.options, p.quick).as_bytes());
         h.update([0]);
         if let Some(plugin) = p.info.plugin() {
             h.update(Sha256::digest(std::fs::read(&plugin.file).ok()?));

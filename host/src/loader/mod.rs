@@ -212,13 +212,14 @@ fn map_elf(memory: &mut GuestMemory, path: &Path, elf: &Elf, file: &FileBytes, b
     let map_err = |what| move |errno| LoadError::Map { path: path.to_path_buf(), what, errno };
     let layout = image_layout(elf);
     let at = (elf.kind == ElfKind::Exec).then_some(layout.lo);
-    let base = memory.map_image(at, layout.len, layout.align, brk).map_err(map_err("the program image"))?;
+    let contents: Vec<(u64, &[u8])> = elf
+        .segments
+        .iter()
+        .map(|seg| (seg.vaddr.wrapping_sub(layout.lo), &data[seg.offset as usize..][..seg.filesz as usize]))
+        .collect();
+    let base = memory.map_image(at, layout.len, layout.align, brk, &contents).map_err(map_err("the program image"))?;
     // Wrapping, as the kernel's sums are: header values are the file's.
     let bias = base.wrapping_sub(layout.lo);
-    for seg in &elf.segments {
-        let bytes = &data[seg.offset as usize..][..seg.filesz as usize];
-        memory.write_bytes(seg.vaddr.wrapping_add(bias), bytes).map_err(map_err("a segment"))?;
-    }
     let mut start = base;
     for &(len, prot) in &layout.runs {
         memory.mprotect(start, len, u64::from(prot)).map_err(map_err("a segment"))?;

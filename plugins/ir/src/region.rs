@@ -236,6 +236,14 @@ impl Region {
     /// verifier to report).
     pub fn compact(&mut self) {
         const NONE: u32 = u32::MAX;
+        // Already compact (a lifter's region no pass touched): the blocks
+        // hold the whole arena, in order.
+        let mut held = self.blocks.iter().flat_map(|b| b.insts.iter()).enumerate();
+        if held.all(|(i, v)| v.index() == i)
+            && self.blocks.iter().map(|b| b.insts.len()).sum::<usize>() == self.insts.len()
+        {
+            return;
+        }
         let mut new_index = alloc::vec![NONE; self.insts.len()];
         let mut insts = Vec::with_capacity(self.blocks.iter().map(|b| b.insts.len()).sum());
         for v in self.blocks.iter().flat_map(|b| b.insts.iter()) {
