@@ -159,7 +159,7 @@ impl DiskCache {
         let key = Key::new(rip.wrapping_sub(origin.anchor), shape, model);
         let range = table.index.get(&key)?.clone();
         let counts = |r: &Region| r.insts.iter().any(|d| d.op.format() == Format::Count);
-        let decoded = format::decode_entry(&table.bytes[range]).and_then(|r| {
+        let decoded = format::decode_entry(&table.bytes[range], false).and_then(|r| {
             if counts(&r) {
                 Err(FormatError::Invalid("instrumentation in a region".into()))
             } else {
@@ -481,7 +481,7 @@ pub fn verify_file(path: &Path) -> Result<usize, String> {
     let bytes = fs::read(path).map_err(|e| e.to_string())?;
     let parsed = format::parse(&bytes).map_err(|e| e.to_string())?;
     for (i, (_, range)) in parsed.entries.iter().enumerate() {
-        format::decode_entry(&bytes[range.clone()]).map_err(|e| format!("entry {i}: {e}"))?;
+        format::decode_entry(&bytes[range.clone()], true).map_err(|e| format!("entry {i}: {e}"))?;
     }
     Ok(parsed.entries.len())
 }
