@@ -25,7 +25,7 @@ use crate::mem::{GuestMemory, SharedMemory};
 use crate::plugin::{PluginError, Registry};
 use crate::policy::{Backend, MemoryModelSetting, Policy, PolicyError, VerifySettings};
 use crate::syscall::{self, NewThread, Process, SyscallOutcome, SYSCALL_LEN};
-use crate::translate::{PassFailure, Pipeline, Shape, TranslateError, Variant};
+use crate::translate::{leaves_directly, PassFailure, Pipeline, Shape, TranslateError, Variant};
 use crate::verify::Verifier;
 
 /// Why aarchx itself could not run the guest to completion.
@@ -381,15 +381,6 @@ impl Reads {
             })
         })
     }
-}
-
-/// Whether `region` leaves by a direct jump or call, which a superblock
-/// would follow.
-fn leaves_directly(region: &Region) -> bool {
-    region.blocks.iter().filter_map(|b| b.insts.last()).any(|v| {
-        let d = region.inst(*v);
-        d.op == aarchx_ir::Opcode::Exit && matches!(ExitKind::from_u16(d.aux), Some(ExitKind::Jump | ExitKind::Call))
-    })
 }
 
 /// What the guest's threads share: the translation cache with the

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aarchx_ir::verify::{verify, VerifyError};
-use aarchx_ir::Region;
+use aarchx_ir::{ExitKind, Region};
 use aarchx_pass::{GuestCode, Pass, PassContext, PassError, Report, Stage, TranslationConfig};
 
 use crate::counters::{CounterError, PassCounters};
@@ -311,20 +311,23 @@ impl Pipeline {
         let cx = PassContext { code, config: &self.config };
         let last = self.passes.len().saturating_sub(1);
         let mut off: Vec<bool> = Vec::new();
+        // Whether passes marked `quick: false` are left out: in a quick
+        // translation that leaves by a direct exit. One that does not is
+        // final (the runtime keeps it as the superblock) and gets them all.
+        let mut quick_only = false;
         for i in 0..self.passes.len() {
             let in_variant = match variant {
                 Variant::Policy => true,
                 Variant::Reference => matches!(self.passes[i].stage, Stage::Decode | Stage::Lowering),
             };
-            if variant == Variant::Policy
-                && self.passes[i].stage != Stage::Decode
-                && i > 0
-                && self.passes[i - 1].stage == Stage::Decode
-            {
-                off = self.passes_off(&region, executions)?;
+            if self.passes[i].stage != Stage::Decode && i > 0 && self.passes[i - 1].stage == Stage::Decode {
+                quick_only = !self.config.superblocks && leaves_directly(&region);
+                if variant == Variant::Policy {
+                    off = self.passes_off(&region, executions)?;
+                }
             }
             let step = &mut self.passes[i];
-            let switched_off = off.get(i).copied().unwrap_or(false) || (!step.quick && !self.config.superblocks);
+            let switched_off = off.get(i).copied().unwrap_or(false) || (!step.quick && quick_only);
             let ran = if !in_variant {
                 Ok(())
             } else if switched_off {
@@ -436,6 +439,15 @@ impl Pipeline {
     }
 }
 
+/// Whether `region` leaves by a direct jump or call, which a superblock
+/// would follow.
+pub fn leaves_directly(region: &Region) -> bool {
+    region.blocks.iter().filter_map(|b| b.insts.last()).any(|v| {
+        let d = region.inst(*v);
+        d.op == aarchx_ir::Opcode::Exit && matches!(ExitKind::from_u16(d.aux), Some(ExitKind::Jump | ExitKind::Call))
+    })
+}
+
 /// Writes the file `report` asks for; returns its text's lines and, if the
 /// file could not be written, a line saying so.
 fn carry_out(pass: &str, report: Report) -> Vec<String> {
@@ -477,12 +489,26 @@ mod tests {
 
     impl GuestCode for Code {
         fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
-            let code = [0x48, 0x83, 0xc0, 0x01, 0xc3];
-            let Some(src) = addr.checked_sub(0x1000).and_then(|o| code.get(o as usize..)) else { return 0 };
-            let n = src.len().min(buf.len());
-            buf[..n].copy_from_slice(&src[..n]);
-            n
+            read_at(&[0x48, 0x83, 0xc0, 0x01, 0xc3], addr, buf)
         }
+    }
+
+    /// `add rax, 1; jmp 0x1006` at 0x1000: a quick translation leaves by
+    /// a direct jump.
+    struct JumpCode;
+
+    impl GuestCode for JumpCode {
+        fn read(&self, addr: u64, buf: &mut [u8]) -> usize {
+            read_at(&[0x48, 0x83, 0xc0, 0x01, 0xeb, 0x00], addr, buf)
+        }
+    }
+
+    /// Reads `code`, placed at 0x1000, from `addr` into `buf`.
+    fn read_at(code: &[u8], addr: u64, buf: &mut [u8]) -> usize {
+        let Some(src) = addr.checked_sub(0x1000).and_then(|o| code.get(o as usize..)) else { return 0 };
+        let n = src.len().min(buf.len());
+        buf[..n].copy_from_slice(&src[..n]);
+        n
     }
 
     fn pipeline(passes: &str, on_failure: PassFailure) -> Pipeline {
@@ -517,15 +543,19 @@ mod tests {
     }
 
     #[test]
-    fn a_pass_marked_quick_false_runs_on_superblocks_only() {
+    fn a_pass_marked_quick_false_is_left_out_of_quick_translations_that_are_not_final() {
         let passes = r#"(name: "decode"), (name: "panics", quick: false), (name: "memory-order")"#;
         let mut p = pipeline(passes, PassFailure::Fail);
-        let quick = p.translate(0x1000, &Code, 0, Variant::Policy, false).expect("`panics` is left out");
-        let reference = p.translate(0x1000, &Code, 0, Variant::Reference, false).expect("the reference");
+        let quick = p.translate(0x1000, &JumpCode, 0, Variant::Policy, false).expect("`panics` is left out");
+        let reference = p.translate(0x1000, &JumpCode, 0, Variant::Reference, false).expect("the reference");
         assert_eq!(quick, reference);
-        match p.translate(0x1000, &Code, 0, Variant::Policy, true) {
-            Err(TranslateError::Panic { pass, .. }) => assert_eq!(pass, "panics"),
-            other => panic!("the superblock ran `panics`: {other:?}"),
+        // The superblock, and a quick translation with no direct exit (the
+        // runtime keeps it as the superblock), run it.
+        for (code, superblock) in [(&JumpCode as &dyn GuestCode, true), (&Code, false)] {
+            match p.translate(0x1000, code, 0, Variant::Policy, superblock) {
+                Err(TranslateError::Panic { pass, .. }) => assert_eq!(pass, "panics"),
+                other => panic!("`panics` did not run: {other:?}"),
+            }
         }
     }
 }
