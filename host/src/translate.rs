@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aarchx_ir::verify::{verify, VerifyError};
-use aarchx_ir::{ExitKind, Region};
+use aarchx_ir::{ExitKind, Opcode, Region};
 use aarchx_pass::{GuestCode, Pass, PassContext, PassError, Report, Stage, TranslationConfig};
 
 use crate::counters::{CounterError, PassCounters};
@@ -444,7 +444,7 @@ impl Pipeline {
 pub fn leaves_directly(region: &Region) -> bool {
     region.blocks.iter().filter_map(|b| b.insts.last()).any(|v| {
         let d = region.inst(*v);
-        d.op == aarchx_ir::Opcode::Exit && matches!(ExitKind::from_u16(d.aux), Some(ExitKind::Jump | ExitKind::Call))
+        d.op == Opcode::Exit && matches!(ExitKind::from_u16(d.aux), Some(ExitKind::Jump | ExitKind::Call))
     })
 }
 

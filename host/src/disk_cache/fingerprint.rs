@@ -3,8 +3,8 @@
 //! a pass or this format makes another), the pipeline (each pass's name,
 //! stage, every option with defaults filled in, whether it runs on quick
 //! translations, a plugin's file content), and the translation settings
-//! fixed for a run (cpu level, SSE ordering). The memory model, which a run may change (`Auto`), is
-//! part of each entry's key instead.
+//! fixed for a run (cpu level, SSE ordering). The memory model, which a
+//! run may change (`Auto`), is part of each entry's key instead.
 
 use std::sync::OnceLock;
 
