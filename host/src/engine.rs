@@ -10,9 +10,10 @@ use rustc_hash::FxHashSet;
 use aarchx_ir::{GuestState, Region};
 
 use crate::interp;
+use crate::jit::NanRules;
 use crate::machine::RegionExit;
 use crate::mem::GuestAccess;
-use crate::policy::Backend;
+use crate::policy::{AfpSetting, Backend};
 use crate::syscall::Process;
 use crate::translate::Shape;
 use crate::verify::Run;
@@ -76,20 +77,38 @@ pub enum EngineError {
     Mismatch(String),
 }
 
+/// How the JIT's float code gets x86's NaN results under the policy's
+/// `afp` on this host (logged; `afp: On` on a host that does not report
+/// FEAT_AFP gets a warning, since NaN results are then arm64's). Decided
+/// once per process: every thread's JIT uses the answer.
+pub fn nan_rules(afp: AfpSetting) -> NanRules {
+    let host = crate::jit::host::afp();
+    let rules = if afp.enabled(host) { NanRules::Afp } else { NanRules::Checked };
+    if rules == NanRules::Afp && !host {
+        eprintln!(
+            "aarchx: warning: afp: On, but this host does not report FEAT_AFP: float code runs without NaN checks and NaN results may differ from x86's"
+        );
+    }
+    tracing::debug!(host_has_afp = host, policy = ?afp, ?rules, "float NaN rules");
+    rules
+}
+
 impl Engine {
-    /// The engine the policy asks for, as far as this host has it.
-    pub fn new(backend: Backend) -> Result<Engine, EngineError> {
+    /// The engine the policy asks for, as far as this host has it; a JIT
+    /// lowers float code under `nan_rules` (see [`nan_rules`]).
+    pub fn new(backend: Backend, nan_rules: NanRules) -> Result<Engine, EngineError> {
         match backend {
             Backend::Interp => Ok(Engine::Interp),
             #[cfg(target_arch = "aarch64")]
             Backend::Jit => Ok(Engine::Jit {
-                jit: crate::jit::Jit::new().map_err(|e| EngineError::Setup(e.to_string()))?,
+                jit: crate::jit::Jit::new(nan_rules).map_err(|e| EngineError::Setup(e.to_string()))?,
                 declined: FxHashSet::default(),
                 lowering: std::time::Duration::ZERO,
                 fenv: FenvRuns::default(),
             }),
             #[cfg(not(target_arch = "aarch64"))]
             Backend::Jit => {
+                let _ = nan_rules;
                 tracing::info!("the arm64 JIT needs an aarch64 host; running the IR interpreter");
                 Ok(Engine::Interp)
             }

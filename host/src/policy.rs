@@ -18,7 +18,7 @@
 //!     memory_model: Plain,     // Plain | Ordered | Auto
 //!     tso_vector: false,       // order SSE loads/stores too under Ordered
 //!     cpu_level: V1,           // V1 (x86-64 baseline) | V2 (x86-64-v2) | V3 (x86-64-v3)
-//!     afp: false,              // reserved for FEAT_AFP
+//!     afp: Auto,               // Auto | On | Off: FEAT_AFP's x86 NaN rules (FPCR.AH)
 //!     verify: (first: 4, every: 64, on_mismatch: Exit),   // optional
 //!     passes: [
 //!         (name: "decode", options: { "max_insns": 64 }),
@@ -80,9 +80,10 @@ pub struct Policy {
     /// What executes translated blocks.
     #[serde(default)]
     pub backend: Backend,
-    /// Use FEAT_AFP where the host has it (reserved: not used yet).
+    /// Whether translated code runs with FEAT_AFP's alternate float
+    /// handling (FPCR.AH), which gives x86's NaN results without checks.
     #[serde(default)]
-    pub afp: bool,
+    pub afp: AfpSetting,
     /// Verify mode: check translated blocks against the IR interpreter.
     #[serde(default)]
     pub verify: Option<VerifySettings>,
@@ -122,6 +123,42 @@ impl MemoryModelSetting {
         match self {
             MemoryModelSetting::Plain | MemoryModelSetting::Auto => MemoryModel::Plain,
             MemoryModelSetting::Ordered => MemoryModel::Ordered,
+        }
+    }
+}
+
+/// Whether translated code uses FEAT_AFP (`afp: ...`, `--set afp=...`).
+/// With FPCR.AH set, arm64's float arithmetic picks the first NaN operand
+/// and makes x86's negative default NaN, so add, subtract, multiply,
+/// divide and square root need no NaN check (`crate::jit`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum AfpSetting {
+    /// Where the host reports FEAT_AFP.
+    #[default]
+    Auto,
+    /// Even where the host does not report it (a kernel that hides it, or
+    /// counting instructions under an emulator without it): aarchx warns,
+    /// since NaN results are then arm64's.
+    On,
+    /// Never: every NaN-producing op keeps its check.
+    Off,
+}
+
+impl AfpSetting {
+    const NAMES: [(&'static str, AfpSetting); 3] =
+        [("Auto", AfpSetting::Auto), ("On", AfpSetting::On), ("Off", AfpSetting::Off)];
+
+    /// The setting named `name` (case-insensitive).
+    pub fn from_name(name: &str) -> Option<AfpSetting> {
+        Self::NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, m)| *m)
+    }
+
+    /// Whether translated code uses FEAT_AFP, given whether the host has it.
+    pub fn enabled(self, host_has_afp: bool) -> bool {
+        match self {
+            AfpSetting::Auto => host_has_afp,
+            AfpSetting::On => true,
+            AfpSetting::Off => false,
         }
     }
 }
@@ -450,13 +487,18 @@ pub fn parse(text: &str, origin: &str) -> Result<Policy, PolicyError> {
 
 impl Policy {
     /// Applies a `--set PASS.OPTION=VALUE` override to the pass `PASS` of
-    /// the pipeline (every entry of that name). The value is a bool, an
+    /// the pipeline (every entry of that name), `--set cache.OPTION=VALUE`
+    /// to the cache settings, or `--set afp=Auto|On|Off`. The value is a bool, an
     /// integer or else text; its kind is checked with the other options
     /// when the policy is validated, and an error there names the override
     /// and `from` (where it came from, when not the command line).
     pub fn apply_set(&mut self, set: &str, from: Option<&str>) -> Result<(), PolicyError> {
         let err = |why: &str| PolicyError::Set { set: set.to_string(), why: why.to_string() };
         let (key, value) = set.split_once('=').ok_or_else(|| err("expected PASS.OPTION=VALUE"))?;
+        if key == "afp" {
+            self.afp = AfpSetting::from_name(value).ok_or_else(|| err("afp is Auto, On or Off"))?;
+            return Ok(());
+        }
         let (pass, option) = key.split_once('.').ok_or_else(|| err("expected PASS.OPTION=VALUE"))?;
         if pass == "cache" {
             return self.set_cache(option, value).map_err(|why| err(&why));
@@ -980,7 +1022,7 @@ mod tests {
         .unwrap();
         assert_eq!(p.backend, Backend::Jit);
         assert_eq!(p.memory_model.effective(), MemoryModel::Plain);
-        assert!(!p.afp && !p.tso_vector && p.verify.is_none());
+        assert!(p.afp == AfpSetting::Auto && !p.tso_vector && p.verify.is_none());
         assert_eq!(p.origin, "t.ron");
         let registry = registry();
         let v = p.validate(&registry).unwrap();

@@ -18,6 +18,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::disk_cache::{fingerprint, DiskCache};
 use crate::engine::{Engine, EngineError};
+use crate::jit::NanRules;
 use crate::loader::rootfs::{Rootfs, RootfsError};
 use crate::loader::{self, LoadError};
 use crate::machine::RegionExit;
@@ -392,6 +393,7 @@ impl Reads {
 struct Shared {
     translator: Mutex<Translator>,
     backend: Backend,
+    nan_rules: NanRules,
     verify: Option<VerifySettings>,
     /// The policy asked for `memory_model: Auto`: plain until the guest
     /// starts a thread or maps shared memory writable, ordered from then
@@ -564,7 +566,8 @@ pub fn run(
     let fingerprint =
         policy.region_hook.is_none().then(|| fingerprint::fingerprint(&passes, &policy.translation_config())).flatten();
     let disk = DiskCache::new(&policy.cache, fingerprint);
-    let engine = Engine::new(policy.backend)?;
+    let nan_rules = crate::engine::nan_rules(policy.afp);
+    let engine = Engine::new(policy.backend, nan_rules)?;
     let mut argv: Vec<OsString> = vec![argv0.unwrap_or(program.as_os_str()).to_owned()];
     argv.extend(args.iter().cloned());
     let envp: Vec<OsString> = std::env::vars_os()
@@ -585,6 +588,7 @@ pub fn run(
     let shared = Arc::new(Shared {
         translator: Mutex::new(Translator { pipeline, cache, disk }),
         backend: policy.backend,
+        nan_rules,
         verify: policy.verify,
         auto_memory_model: policy.memory_model == MemoryModelSetting::Auto,
         invalidations: Invalidations::default(),
@@ -760,7 +764,7 @@ fn spawn(shared: &Arc<Shared>, new: NewThread) -> u64 {
             process.mem.lock().write_bytes(at, &(tid as u32).to_le_bytes()).ok();
         }
         sender.send(tid).ok();
-        let ended = Engine::new(thread_shared.backend)
+        let ended = Engine::new(thread_shared.backend, thread_shared.nan_rules)
             .map_err(RunError::from)
             .and_then(|engine| GuestThread::new(&thread_shared, engine).run(state, process));
         match ended {

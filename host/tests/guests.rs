@@ -11,12 +11,12 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{
-    arm64_aarchx, describe, guest_dir, guest_programs, host_aarchx, programs_in, repo_root, run, without_qemu_notes,
-    Outcome,
+    arm64_aarchx, describe, guest_dir, guest_programs, host_aarchx, programs_in, repo_root, run, skip,
+    without_qemu_notes, Outcome,
 };
 
 /// Verify mode's summary lines ("aarchx: verify: N blocks, M executions
@@ -208,6 +208,53 @@ fn rounding_modes_and_ftz_with_daz_run_on_the_jit() {
             "{name} under a non-default MXCSR: {jit} JIT runs, {interp} interpreted regions"
         );
     }
+}
+
+/// The float programs under FEAT_AFP (policy `afp`): with it on, the JIT
+/// runs them under FPCR.AH without NaN checks on add, subtract, multiply,
+/// divide and square root; with it off, with the checks. Both must print
+/// what the CPU does. On x86-64 they run under QEMU 10 with `-cpu max`
+/// (`AARCHX_QEMU_AFP`, which `./x test` fetches; Debian 12's QEMU has no
+/// FEAT_AFP); on an arm64 host, natively where the host has it. The log
+/// shows the host's feature was found and which rules each run used.
+#[test]
+fn float_guests_match_native_with_afp_on_and_off() {
+    const WHAT: &str = "float guests under FEAT_AFP";
+    let Some((qemu, bin)) = arm64_aarchx(WHAT) else { return };
+    let mut prefix: Vec<PathBuf> = Vec::new();
+    if qemu.is_some() {
+        match std::env::var_os("AARCHX_QEMU_AFP").filter(|q| !q.is_empty()) {
+            Some(afp) => prefix.extend([PathBuf::from(afp), PathBuf::from("-cpu"), PathBuf::from("max")]),
+            None => return skip(WHAT, "AARCHX_QEMU_AFP (QEMU 10) is not set (./x test sets it)"),
+        }
+    }
+    prefix.push(bin);
+    let programs: Vec<(String, Vec<String>)> =
+        ["sse_nans", "fpmath", "numeric", "printf_double", "fenv_ftz", "fenv_flags", "fenv_fastmath"]
+            .iter()
+            .map(|p| (p.to_string(), Vec::new()))
+            .collect();
+    let mut failures = Vec::new();
+    for (afp, rules) in [("On", "Afp"), ("Off", "Checked")] {
+        let set = format!("afp={afp}");
+        let mut probe = Command::new(&prefix[0]);
+        probe.args(&prefix[1..]).args(["--set", &set]).arg(guest_dir().join("static/exit42"));
+        let out = run(probe.env("AARCHX_LOG", "aarchx::engine=debug"));
+        let log = String::from_utf8_lossy(&out.stderr);
+        if !log.contains("host_has_afp=true") {
+            if qemu.is_none() {
+                return skip(WHAT, "this arm64 host does not have FEAT_AFP");
+            }
+            panic!("QEMU 10 -cpu max should have FEAT_AFP; aarchx logged:\n{log}");
+        }
+        assert!(log.contains(&format!("rules={rules}")), "afp: {afp} should use the {rules} rules; logged:\n{log}");
+        let mut with_set: Vec<PathBuf> = prefix.clone();
+        with_set.extend([PathBuf::from("--set"), PathBuf::from(&set)]);
+        let with_set: Vec<&Path> = with_set.iter().map(|p| p.as_path()).collect();
+        let engine = format!("the JIT with afp: {afp}");
+        failures.extend(check_programs(&programs, &engine, &with_set, "default.ron", "static", true, false));
+    }
+    report(failures);
 }
 
 /// The programs built for x86-64 `level` ("v2", "v3": guest/expect-vN.txt,

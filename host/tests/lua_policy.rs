@@ -272,8 +272,8 @@ fn field_mistakes_read_as_in_ron() {
             "unknown value `Jitt` for `backend`",
         ),
     ] {
-        let ron = write(&dir, &format!("{test}.ron"), &format!("(\n  afp: false,\n{ron_line}\n)\n"));
-        let lua = write(&dir, &format!("{test}.lua"), &format!("return {{\n  afp = false,\n{lua_line}\n}}\n"));
+        let ron = write(&dir, &format!("{test}.ron"), &format!("(\n  afp: Off,\n{ron_line}\n)\n"));
+        let lua = write(&dir, &format!("{test}.lua"), &format!("return {{\n  afp = \"Off\",\n{lua_line}\n}}\n"));
         let from_ron = under(&host(), &ron, &guest("hello"), &[], &[]);
         let from_lua = under(&host(), &lua, &guest("hello"), &[], &[]);
         assert_one_line_error(&from_ron, 2, &[needle]);

@@ -9,7 +9,12 @@
 //! `zext lo`; a guest address plus or minus a constant is a guest
 //! address, and the distance between two a constant (no other operation
 //! folds one: its value depends on where the code is loaded); and a 128-bit `udiv`/`urem` of zero-extended 64-bit operands
-//! (`xor edx, edx; div rbx`) becomes the 64-bit one. A `brif` on a
+//! (`xor edx, edx; div rbx`) becomes the 64-bit one. Lanes: a lane
+//! extracted from an `insert_lane` of the same shape is the inserted
+//! scalar (that lane) or the lane of the vector inserted into (another),
+//! and an `insert_lane` into a vector whose same lane was just inserted
+//! replaces that insert (scalar SSE code's chains: `mulsd` then `addsd` on
+//! one register keep its upper half once, not per op). A `brif` on a
 //! constant becomes a `jump`; blocks no longer reached keep only a
 //! terminator that uses no value, and a block then reached by one `jump`
 //! alone joins the block it comes from.
@@ -189,10 +194,30 @@ fn fold(region: &Region, d: &InstData) -> Option<Folded> {
         Format::Binary => fold_binary(region, d),
         Format::Unary => fold_unary(region, d),
         Format::IntCompare => fold_compare(region, d),
+        Format::UnaryImm | Format::BinaryImm => fold_lanes(region, d),
         Format::Ternary if d.op == Opcode::Select => {
             let c = constant(region, d.arg(0))?;
             Some(Folded::Alias(if c & 1 != 0 { d.arg(1) } else { d.arg(2) }))
         }
+        _ => None,
+    }
+}
+
+/// `extract_lane(insert_lane(x, s, i), j)` is `s` for `j == i`, else
+/// `extract_lane(x, j)`; `insert_lane(insert_lane(x, s, i), t, i)` is
+/// `insert_lane(x, t, i)`: lanes of one shape only.
+fn fold_lanes(region: &Region, d: &InstData) -> Option<Folded> {
+    if !matches!(d.op, Opcode::ExtractLane | Opcode::InsertLane) {
+        return None;
+    }
+    let inner = region.inst(d.arg(0));
+    if inner.op != Opcode::InsertLane || inner.ty != d.ty {
+        return None;
+    }
+    match d.op {
+        Opcode::ExtractLane if inner.aux == d.aux => Some(Folded::Alias(inner.arg(1))),
+        Opcode::ExtractLane => Some(Folded::Inst(InstData { args: [inner.arg(0).0, 0, 0], ..*d })),
+        _ if inner.aux == d.aux => Some(Folded::Inst(InstData { args: [inner.arg(0).0, d.arg(1).0, 0], ..*d })),
         _ => None,
     }
 }
@@ -448,6 +473,46 @@ block0:
   set rbx, v4
   set rcx, v5
   set zf, v6
+  exit jump 0x2000
+"
+        );
+    }
+
+    #[test]
+    fn lanes_of_inserts_are_the_inserted_scalars() {
+        let out = run_pass(
+            &mut ConstFold,
+            "\
+region 0x1000
+block0:
+  v0 = get xmm1
+  v1 = extract_lane.f64x2 v0, 0
+  v2 = fmul.f64 v1, v1
+  v3 = insert_lane.f64x2 v0, v2, 0
+  v4 = extract_lane.f64x2 v3, 0
+  v5 = fadd.f64 v4, v1
+  v6 = insert_lane.f64x2 v3, v5, 0
+  v7 = extract_lane.f64x2 v6, 1
+  v8 = insert_lane.f64x2 v6, v7, 1
+  set xmm1, v8
+  exit jump 0x2000
+",
+        );
+        assert_eq!(
+            out,
+            "\
+region 0x1000
+block0:
+  v0 = get xmm1
+  v1 = extract_lane.f64x2 v0, 0
+  v2 = fmul.f64 v1, v1
+  v3 = insert_lane.f64x2 v0, v2, 0
+  v4 = extract_lane.f64x2 v3, 0
+  v5 = fadd.f64 v2, v1
+  v6 = insert_lane.f64x2 v0, v5, 0
+  v7 = extract_lane.f64x2 v0, 1
+  v8 = insert_lane.f64x2 v6, v7, 1
+  set xmm1, v8
   exit jump 0x2000
 "
         );

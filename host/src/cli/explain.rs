@@ -22,7 +22,7 @@ use yaxpeax_arch::{Decoder as _, U8Reader};
 use yaxpeax_arm::armv8::a64::InstDecoder;
 
 use crate::jit::lower::lower;
-use crate::jit::CompileOptions;
+use crate::jit::{CompileOptions, NanRules};
 use crate::loader::elf::{self, ElfError, Segment};
 use crate::mem::PROT_EXEC;
 use crate::plugin::Registry;
@@ -186,7 +186,7 @@ pub fn explain(policy: &Policy, program: &Path, at: &str, quick: bool) -> Result
             last = ir;
         }
     }
-    arm64_listing(&mut out, &region, policy.backend);
+    arm64_listing(&mut out, &region, policy.backend, crate::engine::nan_rules(policy.afp));
     Ok(out)
 }
 
@@ -218,8 +218,9 @@ fn guest_listing(out: &mut String, region: &Region, code: &Image<'_>, symbols: &
     }
 }
 
-/// The arm64 code of the region, a word and its disassembly a line.
-fn arm64_listing(out: &mut String, region: &Region, backend: Backend) {
+/// The arm64 code of the region, a word and its disassembly a line, its
+/// float code under `nan_rules` (what a run on this host would use).
+fn arm64_listing(out: &mut String, region: &Region, backend: Backend, nan_rules: NanRules) {
     if backend == Backend::Interp {
         let _ = writeln!(out, "\n== arm64: none (the policy's backend is the interpreter, which runs the IR)");
         return;
@@ -227,7 +228,7 @@ fn arm64_listing(out: &mut String, region: &Region, backend: Backend) {
     // As the run compiles it: an entry that reads the flags it is entered
     // with is the first word, else the second (see `probe_indirect`).
     let reads_flags = aarchx_passes::dead_flags::reads_status_flags(region);
-    match lower(region, CODE_AT, EXIT_AT, 0, CompileOptions::default(), reads_flags) {
+    match lower(region, CODE_AT, EXIT_AT, 0, CompileOptions::default(), reads_flags, nan_rules) {
         Ok(lowered) => {
             let _ = writeln!(
                 out,

@@ -108,8 +108,10 @@ pub struct RunOptions {
     #[arg(long, value_name = "FILE", value_parser = clap::value_parser!(OsString))]
     pub policy: Option<OsString>,
     /// Override one option of a pass the policy lists (VALUE: true, false,
-    /// an integer, or text). Repeatable; applied after the per-program
-    /// rules' overrides.
+    /// an integer, or text), of the persistent cache (cache.mode=Off|Read|
+    /// ReadWrite|Verify, cache.dir=DIR, cache.max_mib=N), or whether float
+    /// code uses FEAT_AFP (afp=Auto|On|Off). Repeatable; applied after the
+    /// per-program rules' overrides.
     #[arg(long = "set", value_name = "PASS.OPTION=VALUE")]
     pub sets: Vec<String>,
     /// The x86-64 guest root: a dynamic program's loader and libraries come

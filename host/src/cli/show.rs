@@ -78,7 +78,7 @@ pub fn show(settings: &Settings, program: Option<&Path>) -> Result<String, RunEr
         ("memory_model", format!("{:?}", p.memory_model)),
         ("tso_vector", p.tso_vector.to_string()),
         ("cpu_level", format!("{:?}", p.cpu_level)),
-        ("afp", p.afp.to_string()),
+        ("afp", format!("{:?}", p.afp)),
         ("verify", verify),
     ] {
         let _ = writeln!(out, "{field}: {value}  ({})", field_origin(field));

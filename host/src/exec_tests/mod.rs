@@ -165,7 +165,7 @@ impl<'r> Prepared<'r> {
         #[cfg(target_arch = "aarch64")]
         crate::signals::install_fault_handlers();
         #[cfg(target_arch = "aarch64")]
-        let mut jit = Jit::new().expect("JIT starts");
+        let mut jit = Jit::new(crate::engine::nan_rules(crate::policy::AfpSetting::Auto)).expect("JIT starts");
         #[cfg(target_arch = "aarch64")]
         for journaled in [false, true] {
             let block = jit

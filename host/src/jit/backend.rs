@@ -19,7 +19,7 @@ use super::entry::Trampoline;
 use super::exit::{self, StubId};
 use super::ibtc::{Ibtc, NO_ENTRIES};
 use super::journal::{self, JournalEntry};
-use super::lower::{self, Decline};
+use super::lower::{self, Decline, NanRules};
 use super::perf_map::PerfMap;
 use super::CompileOptions;
 use crate::thread::{register_cut, CutRegistration, Fixup};
@@ -97,13 +97,16 @@ pub struct Jit {
     fixups: Vec<Fixup>,
     /// `AARCHX_PERF_MAP`'s file, if asked for.
     perf_map: Option<PerfMap>,
+    /// How its float code gets x86's NaNs (the trampoline's FPCR too).
+    nan_rules: NanRules,
 }
 
 impl Jit {
-    /// Maps the code cache and generates the entry trampoline.
-    pub fn new() -> Result<Jit, JitError> {
+    /// Maps the code cache and generates the entry trampoline, for float
+    /// code under `nan_rules`.
+    pub fn new(nan_rules: NanRules) -> Result<Jit, JitError> {
         let mut cache = CodeCache::new(CACHE_SIZE).map_err(JitError::Map)?;
-        let trampoline = Trampoline::generate(&mut cache).map_err(JitError::Trampoline)?;
+        let trampoline = Trampoline::generate(&mut cache, nan_rules).map_err(JitError::Trampoline)?;
         let blocks_start = cache.next_addr();
         let ctx = Box::new(JitContext::new());
         let mut ibtc = Ibtc::new();
@@ -122,6 +125,7 @@ impl Jit {
             chain_budget: DEFAULT_CHAIN_BUDGET,
             fixups: Vec::new(),
             perf_map: PerfMap::from_env(),
+            nan_rules,
         })
     }
 
@@ -149,7 +153,8 @@ impl Jit {
     pub fn compile(&mut self, region: &Region, options: CompileOptions, reads_flags: bool) -> Result<BlockId, Decline> {
         let at = self.cache.next_addr();
         let first_stub = self.stubs.next_id();
-        let lowered = lower::lower(region, at, self.trampoline.exit_addr(), first_stub, options, reads_flags)?;
+        let lowered =
+            lower::lower(region, at, self.trampoline.exit_addr(), first_stub, options, reads_flags, self.nan_rules)?;
         let start = self.cache.push(at, &lowered.code).ok_or(Decline::CacheFull)?;
         let code = start + lowered.entry;
         if let Some(map) = &mut self.perf_map {

@@ -27,7 +27,7 @@ use aarchx_ir::GuestState;
 
 use super::cache::CodeCache;
 use super::context::{JitContext, OFF_BUDGET, OFF_ENTRY_SP};
-use super::lower::{fpsr_flags, FPSR, OFF_MXCSR};
+use super::lower::{fpsr_flags, NanRules, FPSR, OFF_MXCSR};
 use super::regs::{transfer_pinned_v, PINNED, SPILL_AREA, STATE_REG};
 use crate::thread::{CodeRun, Fixup};
 
@@ -61,9 +61,12 @@ pub struct Trampoline {
 /// denormal operands and results alike, which is x86's FTZ with DAZ.
 /// MXCSR cannot change while translated code runs (`ldmxcsr` and
 /// `fxrstor` end their region with `exit fenv`, never chained), so the
-/// mode holds for every block the run reaches. Clobbers x9-x12; writes
+/// mode holds for every block the run reaches. Under
+/// [`NanRules::Afp`] it also sets AH and, from the same FTZ bit, FIZ:
+/// with AH set, FZ flushes only results (tininess after rounding, as
+/// x86's FTZ) and FIZ flushes operands (DAZ). Clobbers x9-x12; writes
 /// FPCR only when the mode differs from the host's.
-fn guest_fpcr(ops: &mut VecAssembler<Aarch64Relocation>) {
+fn guest_fpcr(ops: &mut VecAssembler<Aarch64Relocation>, nan_rules: NanRules) {
     dynasm!(ops
         ; .arch aarch64
         ; mrs x9, #FPCR
@@ -73,8 +76,21 @@ fn guest_fpcr(ops: &mut VecAssembler<Aarch64Relocation>) {
         ; lsr w11, w11, #30
         ; ubfx w12, w10, #15, #1
         ; orr w11, w11, w12, lsl #2
+    );
+    if nan_rules == NanRules::Afp {
+        // FIZ (bit 0) = FTZ, AH (bit 1) set.
+        dynasm!(ops; .arch aarch64; orr w10, w12, #2);
+    }
+    dynasm!(ops
+        ; .arch aarch64
         ; mov x12, x9
         ; bfi x12, x11, #22, #3
+    );
+    if nan_rules == NanRules::Afp {
+        dynasm!(ops; .arch aarch64; bfi x12, x10, #0, #2);
+    }
+    dynasm!(ops
+        ; .arch aarch64
         ; cmp x12, x9
         ; b.eq >same
         ; msr #FPCR, x12
@@ -83,8 +99,9 @@ fn guest_fpcr(ops: &mut VecAssembler<Aarch64Relocation>) {
 }
 
 impl Trampoline {
-    /// Assembles the trampoline into `cache`.
-    pub fn generate(cache: &mut CodeCache) -> Result<Trampoline, String> {
+    /// Assembles the trampoline into `cache`, for code lowered under
+    /// `nan_rules`.
+    pub fn generate(cache: &mut CodeCache, nan_rules: NanRules) -> Result<Trampoline, String> {
         let at = cache.next_addr();
         let mut ops = VecAssembler::<Aarch64Relocation>::new(at);
         dynasm!(ops
@@ -115,7 +132,7 @@ impl Trampoline {
         }
         dynasm!(ops; .arch aarch64; add XSP(9), XSP(STATE_REG), #XMM);
         transfer_pinned_v(&mut ops, true, 9);
-        guest_fpcr(&mut ops);
+        guest_fpcr(&mut ops, nan_rules);
         // Translated code's float flags start from none (see `fpsr_flags`).
         dynasm!(ops; .arch aarch64; msr #FPSR, xzr; br x2);
         let exit = ops.offset().0;

@@ -5,7 +5,7 @@
 //! # Using it
 //!
 //! ```text
-//! let mut jit = Jit::new()?;
+//! let mut jit = Jit::new(NanRules::Checked)?;
 //! loop {
 //!     let block = match jit.lookup(state.rip) {
 //!         Some(b) => b,
@@ -101,6 +101,7 @@ pub mod context;
 #[cfg(target_arch = "aarch64")]
 pub mod entry;
 pub mod exit;
+pub mod host;
 pub mod ibtc;
 pub mod journal;
 pub mod lower;
@@ -115,8 +116,9 @@ mod tests;
 #[cfg(target_arch = "aarch64")]
 pub use backend::{BlockId, Jit, JitError, JitExit, CACHE_SIZE, DEFAULT_CHAIN_BUDGET};
 pub use exit::StubId;
+pub use host::crypto_extension;
 pub use journal::JournalEntry;
-pub use lower::{crypto_extension, Decline};
+pub use lower::{Decline, NanRules};
 
 use crate::translate::Shape;
 

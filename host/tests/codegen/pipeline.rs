@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use aarchx::jit::lower::lower as lower_region;
-use aarchx::jit::CompileOptions;
+use aarchx::jit::{CompileOptions, NanRules};
 use aarchx_ir::verify::verify;
 use aarchx_ir::Region;
 use aarchx_pass::{CpuLevel, GuestCode, MemoryModel, Options, PassContext, TranslationConfig};
@@ -18,11 +18,13 @@ pub const GUEST: u64 = 0x40_1000;
 const CODE_AT: usize = 0x1000_0000;
 const EXIT_AT: usize = 0x0ff0_0000;
 
-/// A policy variant: its memory model and whether the optimisation passes run.
+/// A policy variant: its memory model, whether the optimisation passes
+/// run, and how float code gets x86's NaNs (FEAT_AFP or checks).
 pub struct Variant {
     pub name: &'static str,
     pub model: MemoryModel,
     pub passes: &'static [&'static str],
+    pub nan_rules: NanRules,
 }
 
 /// The optimising pipeline of `policies/plain.ron` and
@@ -42,12 +44,23 @@ pub const POLICY_PASSES: &[&str] = &[
 ];
 
 /// Plain and ordered, each with the lifter alone and with the policy's
-/// optimisation passes.
+/// optimisation passes, and `afp`: plain.ron on a host with FEAT_AFP.
 pub const VARIANTS: &[Variant] = &[
-    Variant { name: "plain", model: MemoryModel::Plain, passes: &["decode", "memory-order"] },
-    Variant { name: "plain.ron", model: MemoryModel::Plain, passes: POLICY_PASSES },
-    Variant { name: "ordered", model: MemoryModel::Ordered, passes: &["decode", "memory-order"] },
-    Variant { name: "ordered.ron", model: MemoryModel::Ordered, passes: POLICY_PASSES },
+    Variant {
+        name: "plain",
+        model: MemoryModel::Plain,
+        passes: &["decode", "memory-order"],
+        nan_rules: NanRules::Checked,
+    },
+    Variant { name: "plain.ron", model: MemoryModel::Plain, passes: POLICY_PASSES, nan_rules: NanRules::Checked },
+    Variant {
+        name: "ordered",
+        model: MemoryModel::Ordered,
+        passes: &["decode", "memory-order"],
+        nan_rules: NanRules::Checked,
+    },
+    Variant { name: "ordered.ron", model: MemoryModel::Ordered, passes: POLICY_PASSES, nan_rules: NanRules::Checked },
+    Variant { name: "afp", model: MemoryModel::Plain, passes: POLICY_PASSES, nan_rules: NanRules::Afp },
 ];
 
 /// The form's bytes at [`GUEST`], nothing around them.
@@ -82,7 +95,7 @@ pub fn lower(bytes: &[u8], variant: &Variant) -> Result<Vec<u32>, String> {
         (info.create)(&options).run(&cx, &mut region).map_err(|e| format!("{name}: {}", e.0))?;
     }
     verify(&region).map_err(|e| format!("verify: {e}"))?;
-    let lowered =
-        lower_region(&region, CODE_AT, EXIT_AT, 0, CompileOptions::default(), true).map_err(|e| e.to_string())?;
+    let lowered = lower_region(&region, CODE_AT, EXIT_AT, 0, CompileOptions::default(), true, variant.nan_rules)
+        .map_err(|e| e.to_string())?;
     Ok(lowered.code.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())
 }

@@ -27,7 +27,9 @@ usage: cargo xtask <command>      (or ./x <command> on a fresh machine)
 
 commands:
   setup    install what is missing (Debian: apt packages for the toolchain,
-           the aarch64 cross build, qemu-aarch64, the guest compiler)
+           the aarch64 cross build, qemu-aarch64, the guest compiler; on
+           x86-64 also QEMU 10's qemu-aarch64 from bookworm-backports,
+           unpacked into the target folder, for the FEAT_AFP tests)
   guests   build the x86-64 guest test programs (make -C guest)
   build    build aarchx for the host (x86-64 only) and for aarch64 (static)
   demo     setup + guests + build, then a dynamically linked x86-64 program
@@ -36,7 +38,8 @@ commands:
   test     setup + guests + build (also the dynamically linked aarch64
            aarchx) + the package's .deb, then cargo test
            --workspace --release (and on x86-64 aarchx's unit tests built
-           for aarch64, under qemu)
+           for aarch64, under qemu, and again under QEMU 10 with -cpu max,
+           which has FEAT_AFP)
   package  setup + the aarch64 builds, then the Debian package
            aarchx_VERSION_arm64.deb in the target folder's debian/
            (see docs/usage.md)
@@ -297,6 +300,70 @@ fn as_root(prog: &str) -> Result<Command> {
 }
 
 fn setup(cx: &Cx) -> Result {
+    install_packages(cx)?;
+    if cx.host == Host::X86_64 && which("dpkg-query").is_some() {
+        qemu_afp(cx)?;
+    }
+    Ok(())
+}
+
+/// The Debian suite whose `qemu-user` (QEMU 10) emulates FEAT_AFP with
+/// `-cpu max`; Debian 12's own qemu-user (7.2) does not.
+const QEMU_AFP_SUITE: &str = "bookworm-backports";
+
+/// `qemu-aarch64` of QEMU 10, for running the JIT's FEAT_AFP code (FPCR.AH)
+/// under `-cpu max` in the tests: Debian's `qemu-user` of
+/// [`QEMU_AFP_SUITE`], fetched by apt with a sources list of its own
+/// (signed by Debian's archive key, the system's lists untouched) and
+/// unpacked into the target folder (its `qemu-aarch64` kept, the rest of
+/// the package's emulators removed).
+fn qemu_afp_bin(cx: &Cx) -> PathBuf {
+    cx.target_dir.join("qemu-afp/qemu-aarch64")
+}
+
+fn qemu_afp(cx: &Cx) -> Result {
+    if qemu_afp_bin(cx).is_file() {
+        return Ok(());
+    }
+    let dir = cx.target_dir.join("qemu-afp");
+    let apt = dir.join("apt");
+    for sub in ["lists/partial", "cache/archives/partial"] {
+        std::fs::create_dir_all(apt.join(sub)).map_err(|e| format!("{}: {e}", apt.join(sub).display()))?;
+    }
+    let list = apt.join("sources.list");
+    let line = format!(
+        "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian {QEMU_AFP_SUITE} main\n"
+    );
+    std::fs::write(&list, line).map_err(|e| format!("{}: {e}", list.display()))?;
+    let apt_get = || {
+        let mut c = Command::new("apt-get");
+        c.arg("-o").arg(format!("Dir::Etc::SourceList={}", list.display()));
+        c.arg("-o").arg(format!("Dir::Etc::SourceParts={}", apt.join("none").display()));
+        c.arg("-o").arg(format!("Dir::State::Lists={}", apt.join("lists").display()));
+        c.arg("-o").arg(format!("Dir::Cache={}", apt.join("cache").display()));
+        c.args(["-o", "APT::Architecture=amd64", "-o", "APT::Architectures::=amd64", "-q"]);
+        c
+    };
+    println!("setup: downloading qemu-user from {QEMU_AFP_SUITE} (QEMU 10: FEAT_AFP for the JIT's tests)");
+    run(apt_get().arg("update"))?;
+    run(apt_get().args(["download", &format!("qemu-user/{QEMU_AFP_SUITE}")]).current_dir(&dir))?;
+    let deb = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("qemu-user_")))
+        .ok_or("setup: apt-get download left no qemu-user_*.deb")?;
+    let unpacked = dir.join("unpacked");
+    run(Command::new("dpkg").arg("-x").arg(&deb).arg(&unpacked))?;
+    let bin = unpacked.join("usr/bin/qemu-aarch64");
+    std::fs::rename(&bin, qemu_afp_bin(cx))
+        .map_err(|e| format!("setup: {} (from the qemu-user package): {e}", bin.display()))?;
+    for gone in [&unpacked, &apt] {
+        std::fs::remove_dir_all(gone).map_err(|e| format!("{}: {e}", gone.display()))?;
+    }
+    std::fs::remove_file(&deb).map_err(|e| format!("{}: {e}", deb.display()))
+}
+
+fn install_packages(cx: &Cx) -> Result {
     let arch = match cx.host {
         Host::X86_64 => "x86_64",
         Host::Aarch64 => "aarch64",
@@ -463,30 +530,56 @@ impl Counts {
 /// `.cargo/config.toml`), where the IR semantic tests (`exec_tests`) and
 /// the JIT's own tests run every region on the JIT against the
 /// interpreter, which only arm64 can execute.
-fn test_runs(host: Host) -> Vec<(&'static str, Vec<&'static str>)> {
+/// One `cargo test` run of `./x test`: its name, cargo's arguments, and
+/// whether its aarch64 test binary runs under QEMU 10 with `-cpu max`
+/// (FEAT_AFP: the JIT's float code under FPCR.AH) instead of cargo's
+/// configured runner.
+struct TestRun {
+    name: &'static str,
+    args: Vec<&'static str>,
+    afp: bool,
+}
+
+fn test_runs(host: Host) -> Vec<TestRun> {
     let workspace = vec!["test", "--workspace", "--release", "--no-fail-fast"];
+    let arm64_lib = vec!["test", "--release", "--no-fail-fast", "-p", "aarchx", "--lib", "--target", AARCH64];
     match host {
         Host::X86_64 => vec![
-            ("cargo test", workspace),
-            (
-                "cargo test aarch64 unit tests (JIT, under qemu)",
-                vec!["test", "--release", "--no-fail-fast", "-p", "aarchx", "--lib", "--target", AARCH64],
-            ),
+            TestRun { name: "cargo test", args: workspace, afp: false },
+            TestRun { name: "cargo test aarch64 unit tests (JIT, under qemu)", args: arm64_lib.clone(), afp: false },
+            TestRun {
+                name: "cargo test aarch64 unit tests (JIT, under QEMU 10 -cpu max: FEAT_AFP)",
+                args: arm64_lib,
+                afp: true,
+            },
         ],
-        Host::Aarch64 => vec![("cargo test", [workspace, vec!["--target", AARCH64]].concat())],
+        Host::Aarch64 => {
+            vec![TestRun { name: "cargo test", args: [workspace, vec!["--target", AARCH64]].concat(), afp: false }]
+        }
     }
 }
 
 /// `cargo ARGS`, output passed through and counted.
-fn cargo_test(cx: &Cx, args: &[&str], counts: &mut Counts) -> Result {
+fn cargo_test(cx: &Cx, test: &TestRun, counts: &mut Counts) -> Result {
     let mut cmd = cx.cargo();
-    cmd.args(args);
+    cmd.args(&test.args);
+    if test.afp {
+        let runner = format!("{} -cpu max", qemu_afp_bin(cx).display());
+        cmd.env("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER", runner);
+    }
     cmd.env("AARCHX_ARM64_BIN", cx.arm64_bin())
         .env("AARCHX_ARM64_DYNAMIC_BIN", cx.arm64_dynamic_bin())
         .env(
             "AARCHX_QEMU",
             match cx.host {
                 Host::X86_64 => qemu().map(PathBuf::into_os_string).unwrap_or_default(),
+                Host::Aarch64 => OsString::new(),
+            },
+        )
+        .env(
+            "AARCHX_QEMU_AFP",
+            match cx.host {
+                Host::X86_64 => qemu_afp_bin(cx).into_os_string(),
                 Host::Aarch64 => OsString::new(),
             },
         )
@@ -498,7 +591,7 @@ fn cargo_test(cx: &Cx, args: &[&str], counts: &mut Counts) -> Result {
         // test with a folder of its own).
         .env("AARCHX_CACHE", "off");
     println!(
-        "running the tests (AARCHX_ARM64_BIN, AARCHX_ARM64_DYNAMIC_BIN, AARCHX_QEMU, AARCHX_GUEST_DIR, AARCHX_SKIP_LOG, AARCHX_DEB, AARCHX_CACHE=off set)..."
+        "running the tests (AARCHX_ARM64_BIN, AARCHX_ARM64_DYNAMIC_BIN, AARCHX_QEMU, AARCHX_QEMU_AFP, AARCHX_GUEST_DIR, AARCHX_SKIP_LOG, AARCHX_DEB, AARCHX_CACHE=off set)..."
     );
     println!("$ {}", show(&cmd));
     let mut child = cmd
@@ -570,9 +663,10 @@ fn test(cx: &Cx) -> Result {
         let mut named = Vec::new();
         // A file left by an earlier run would count its skips again.
         let _ = std::fs::remove_file(cx.skip_log());
-        for (name, args) in test_runs(cx.host) {
+        for run in test_runs(cx.host) {
             let before = (counts.passed, counts.failed, counts.ignored);
-            step(name, &mut || cargo_test(cx, &args, &mut counts));
+            let name = run.name;
+            step(name, &mut || cargo_test(cx, &run, &mut counts));
             named.push(format!(
                 "{name} ({} passed, {} failed, {} ignored)",
                 counts.passed - before.0,

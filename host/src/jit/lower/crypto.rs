@@ -20,15 +20,7 @@ use dynasmrt::DynasmApi;
 
 use super::frame::{T0, T1, VT0, VT1};
 use super::{a64, Decline, Lowerer};
-
-/// Whether this host has AESE/AESD/AESMC/AESIMC and the 64-bit PMULL
-/// (std caches the answer).
-pub fn crypto_extension() -> bool {
-    #[cfg(target_arch = "aarch64")]
-    return std::arch::is_aarch64_feature_detected!("aes") && std::arch::is_aarch64_feature_detected!("pmull");
-    #[cfg(not(target_arch = "aarch64"))]
-    return true;
-}
+use crate::jit::host::crypto_extension;
 
 /// The `tbl` indices that take `aes_keygen`'s bytes out of AESE's result:
 /// AESE with a zero key leaves S(v[r + 4((c + r) % 4)]) in byte r + 4c,

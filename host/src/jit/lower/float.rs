@@ -18,7 +18,7 @@ use aarchx_ir::{FloatCond, InstData, Opcode, Type, Value};
 use dynasmrt::{DynasmApi, DynasmLabelApi};
 
 use super::frame::{Cc, Width, T0, T1, VT0, VT1, VT2};
-use super::{a64, Decline, Lowerer};
+use super::{a64, Decline, Lowerer, NanRules};
 use crate::jit::context::OFF_FIX_NAN;
 use crate::jit::runtime::nan_desc;
 
@@ -64,10 +64,16 @@ fn is_float_vector(ty: Type) -> bool {
     matches!(ty, Type::F32X4 | Type::F64X2)
 }
 
-/// Whether `d` is arithmetic whose NaN results need the x86 rule: its
-/// check follows it, or ends its run (see [`super::nan_runs`]).
-pub(super) fn nan_checked(d: &InstData) -> bool {
-    matches!(d.op, Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv | Opcode::Fsqrt | Opcode::Fma)
+/// Whether `d` is arithmetic whose NaN results need the x86 rule under
+/// `rules`: its check follows it, or ends its run (see
+/// [`super::nan_runs`]). Under FEAT_AFP none does: with FPCR.AH set,
+/// arm64 returns the first NaN operand (for `fma` the first of the two
+/// multiplicands and the addend, x86's order), quieted, whether it
+/// signals or not, negates no NaN, makes the negative default NaN, and
+/// returns a NaN addend of inf * 0 without invalid, all as x86 does.
+pub(super) fn nan_checked(d: &InstData, rules: NanRules) -> bool {
+    rules == NanRules::Checked
+        && matches!(d.op, Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv | Opcode::Fsqrt | Opcode::Fma)
         && (d.ty.is_float() || is_float_vector(d.ty))
 }
 
@@ -178,7 +184,7 @@ impl Lowerer<'_> {
                 );
             }
         }
-        if nan_checked(d) && !self.batched {
+        if nan_checked(d, self.nan_rules) && !self.batched {
             if ty == Type::F32 {
                 a64!(self.ops; fcmp S(r), S(r); b.vc >ok);
             } else {
@@ -226,7 +232,7 @@ impl Lowerer<'_> {
             vfp3!(self, ty, fcmeq, VT1, r, r);
             a64!(self.ops; bit V(r).B16, V(VT0).B16, V(VT1).B16);
         }
-        if nan_checked(d) && !self.batched {
+        if nan_checked(d, self.nan_rules) && !self.batched {
             // Any NaN lane: a zero lane where the result is not equal to
             // itself, so the smallest 32-bit piece is zero (a 64-bit lane's
             // mask is two equal pieces).
@@ -253,6 +259,16 @@ impl Lowerer<'_> {
         let (a, b, c) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vsrc(d.arg(2), 2));
         let r = self.vdst(v, VT0);
         let (negate_product, negate_addend) = (d.aux & 1 != 0, d.aux & 2 != 0);
+        macro_rules! fused {
+            ($R:ident, $x:expr) => {
+                match (negate_product, negate_addend) {
+                    (false, false) => a64!(self.ops; fmadd $R(r), $R($x), $R(b), $R(c)),
+                    (true, false) => a64!(self.ops; fmsub $R(r), $R($x), $R(b), $R(c)),
+                    (false, true) => a64!(self.ops; fnmsub $R(r), $R($x), $R(b), $R(c)),
+                    (true, true) => a64!(self.ops; fnmadd $R(r), $R($x), $R(b), $R(c)),
+                }
+            };
+        }
         macro_rules! choose {
             ($R:ident) => {{
                 // V: a, b or c is a NaN (fccmp sets V when a, b are unordered).
@@ -287,21 +303,19 @@ impl Lowerer<'_> {
                     a64!(self.ops; fmadd $R(r), $R(VT1), $R(b), $R(r));
                 }
                 a64!(self.ops; b >fused; numbers:);
-                match (negate_product, negate_addend) {
-                    (false, false) => a64!(self.ops; fmadd $R(r), $R(a), $R(b), $R(c)),
-                    (true, false) => a64!(self.ops; fmsub $R(r), $R(a), $R(b), $R(c)),
-                    (false, true) => a64!(self.ops; fnmsub $R(r), $R(a), $R(b), $R(c)),
-                    (true, true) => a64!(self.ops; fnmadd $R(r), $R(a), $R(b), $R(c)),
-                }
+                fused!($R, a);
                 a64!(self.ops; fused:);
             }};
         }
-        if ty == Type::F32 {
-            choose!(S);
-        } else {
-            choose!(D);
+        match (self.nan_rules, ty == Type::F32) {
+            // FPCR.AH: the first NaN of a, b and the addend, quieted, no
+            // NaN negated: x86's NaN (see `nan_checked`).
+            (NanRules::Afp, true) => fused!(S, a),
+            (NanRules::Afp, false) => fused!(D, a),
+            (NanRules::Checked, true) => choose!(S),
+            (NanRules::Checked, false) => choose!(D),
         }
-        if !self.batched {
+        if nan_checked(d, self.nan_rules) && !self.batched {
             if ty == Type::F32 {
                 a64!(self.ops; fcmp S(r), S(r); b.vc >ok);
             } else {
@@ -334,6 +348,20 @@ impl Lowerer<'_> {
         let ty = d.ty;
         let (a, b, c) = (self.vsrc(d.arg(0), 0), self.vsrc(d.arg(1), 1), self.vsrc(d.arg(2), 2));
         let r = self.vdst(v, VT0);
+        if self.nan_rules == NanRules::Afp {
+            // FPCR.AH: the first NaN of a, b and the addend, quieted, and
+            // fmla/fmls negate no NaN: x86's NaN (see `nan_checked`). A
+            // NaN addend is put back after a negation: the vector fneg
+            // flips a NaN's sign even under FPCR.AH (QEMU 10 does).
+            self.fma_addend(ty, d.aux, r, c);
+            if d.aux & 6 != 0 {
+                vfp3!(self, ty, fcmeq, VT2, c, c);
+                a64!(self.ops; bif V(r).B16, V(c).B16, V(VT2).B16);
+            }
+            self.fma_product(ty, d.aux, r, a, b);
+            self.vdone(v, r);
+            return true;
+        }
         // V: a lane of a, b or c is a NaN (fmax keeps a NaN, raising
         // invalid only for a signalling one, which x86 raises too).
         vfp3!(self, ty, fmax, VT1, a, b);

@@ -56,7 +56,6 @@ macro_rules! a64 {
     };
 }
 pub(crate) use a64;
-pub use crypto::crypto_extension;
 
 /// Why a region is not translated (the dispatcher interprets it).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -158,12 +157,29 @@ struct Misaligned {
     store: bool,
 }
 
+/// How translated code gets x86's NaN results from arm64's float
+/// arithmetic (see `float.rs`, `nan_runs.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NanRules {
+    /// Each op that can make a NaN arm64 and x86 disagree on is checked
+    /// (after it, or at the end of its batched run) and fixed up.
+    #[default]
+    Checked,
+    /// FEAT_AFP: the trampoline sets FPCR.AH (and FIZ for DAZ), under
+    /// which arm64 propagates the first NaN operand, quieted, whether it
+    /// signals or not, negates no NaN and makes a negative default NaN:
+    /// x86's rules, so no op is checked (the IR's operand order is x86's,
+    /// and the lowering keeps it; see `float.rs`, `nan_checked`).
+    Afp,
+}
+
 /// Translates `region` into code to be placed at `base` (8-aligned).
 /// Blocks leave by branching to `exit_addr` (the trampoline's exit);
 /// chainable stubs are numbered from `first_stub`. Unless the guest code
 /// at the entry `reads_flags` (the status flags it is entered with), the
 /// entry is placed one word in, at an address with
-/// [`crate::jit::ibtc::FLAGS_DEAD_BIT`] set, for `probe_indirect`.
+/// [`crate::jit::ibtc::FLAGS_DEAD_BIT`] set, for `probe_indirect`. Float
+/// code follows `nan_rules`, which must be the trampoline's.
 pub fn lower(
     region: &Region,
     base: usize,
@@ -171,9 +187,10 @@ pub fn lower(
     first_stub: u32,
     options: CompileOptions,
     reads_flags: bool,
+    nan_rules: NanRules,
 ) -> Result<Lowered, Decline> {
     debug_assert_eq!(base % 8, 0, "regions start 8-aligned");
-    let mut l = Lowerer::new(region, base, exit_addr, first_stub, options)?;
+    let mut l = Lowerer::new(region, base, exit_addr, first_stub, options, nan_rules)?;
     let entry = if reads_flags {
         0
     } else {
@@ -236,6 +253,7 @@ struct Lowerer<'r> {
     run_labels: Vec<(DynamicLabel, DynamicLabel)>,
     /// Lowering a run's fast path: its float ops go unchecked.
     batched: bool,
+    nan_rules: NanRules,
     /// Whether any op can observe `rip` mid-region (a `call`): only then
     /// are `insn` marks written to the state.
     needs_rip: bool,
@@ -259,6 +277,7 @@ impl<'r> Lowerer<'r> {
         exit_addr: usize,
         first_stub: u32,
         options: CompileOptions,
+        nan_rules: NanRules,
     ) -> Result<Lowerer<'r>, Decline> {
         // Code must never run off the end of a block: check the structure
         // the verifier guarantees, cheaply, before relying on it.
@@ -280,7 +299,7 @@ impl<'r> Lowerer<'r> {
                 }
             }
         }
-        let runs = nan_runs::find(r);
+        let runs = nan_runs::find(r, nan_rules);
         let alloc = alloc::allocate(r, &uses, skippable, options.journal, &runs);
         if alloc.frame > MAX_FRAME {
             return Err(Decline::FrameTooLarge(alloc.frame));
@@ -303,6 +322,7 @@ impl<'r> Lowerer<'r> {
             next_run: 0,
             run_labels: Vec::new(),
             batched: false,
+            nan_rules,
             needs_rip,
             pending_rip: None,
             nzcv: None,

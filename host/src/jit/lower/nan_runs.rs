@@ -24,6 +24,7 @@
 use aarchx_ir::{InstData, Opcode, Reg, Region};
 
 use super::float::nan_checked;
+use super::NanRules;
 use crate::jit::regs::pinned;
 
 /// Instructions of one run: block `block`, its instructions `first..=last`
@@ -47,13 +48,14 @@ fn check_cost(d: &InstData) -> u32 {
     }
 }
 
-/// The runs of `r` worth batching, in layout order.
-pub fn find(r: &Region) -> Vec<Run> {
+/// The runs of `r` worth batching under `rules`, in layout order (none
+/// under FEAT_AFP, which checks no op).
+pub fn find(r: &Region, rules: NanRules) -> Vec<Run> {
     let mut runs = Vec::new();
     for (b, block) in r.blocks.iter().enumerate() {
         let mut i = 0;
         while i < block.insts.len() {
-            if !nan_checked(r.inst(block.insts[i])) {
+            if !nan_checked(r.inst(block.insts[i]), rules) {
                 i += 1;
                 continue;
             }
@@ -78,7 +80,7 @@ pub fn find(r: &Region) -> Vec<Run> {
                     Opcode::Set => sets.push(d.reg()),
                     _ => {}
                 }
-                if nan_checked(d) {
+                if nan_checked(d, rules) {
                     last = j;
                     cost += check_cost(d);
                 }

@@ -22,7 +22,7 @@ const SELF: &str =
                     block1:\n exit jump 0x3000\nblock2:\n exit jump 0x4000\n";
 
 fn jit_with(texts: &[&str]) -> Jit {
-    let mut jit = Jit::new().expect("JIT starts");
+    let mut jit = Jit::new(crate::jit::NanRules::default()).expect("JIT starts");
     for t in texts {
         jit.compile(&region(t), CompileOptions::default(), true).expect("compiles");
     }
@@ -132,7 +132,7 @@ fn invalidation_unlinks() {
 
 #[test]
 fn journaled_blocks_are_not_chained() {
-    let mut jit = Jit::new().expect("JIT starts");
+    let mut jit = Jit::new(crate::jit::NanRules::default()).expect("JIT starts");
     let a =
         jit.compile(&region(A), CompileOptions { journal: true, ..CompileOptions::default() }, true).expect("compiles");
     jit.compile(&region(B), CompileOptions::default(), true).expect("compiles");
@@ -166,7 +166,7 @@ fn reset_forgets_everything() {
 #[test]
 fn malformed_regions_are_declined() {
     use aarchx_ir::Region;
-    let mut jit = Jit::new().expect("JIT starts");
+    let mut jit = Jit::new(crate::jit::NanRules::default()).expect("JIT starts");
     assert_eq!(jit.compile(&Region::new(0x1000), CompileOptions::default(), true), Err(crate::jit::Decline::Malformed));
     let mut r = region(A);
     r.blocks[0].insts.pop();

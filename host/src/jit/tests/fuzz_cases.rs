@@ -244,7 +244,7 @@ fn fuzz_cases_on_the_jit() {
     let passes = policy.validate(&registry).expect("the default policy validates");
     let mut pipeline =
         Pipeline::new(&passes, policy.translation_config(), None, PassFailure::Fail).expect("the default pipeline");
-    let mut jit = Jit::new().expect("JIT starts");
+    let mut jit = Jit::new(crate::engine::nan_rules(policy.afp)).expect("JIT starts");
     let (mut cases, mut failures, mut declined) = (0, Vec::new(), BTreeMap::<String, usize>::new());
     for (n, line) in lines.enumerate() {
         let case = parse(line, code_at);

@@ -15,7 +15,7 @@ fn stores_are_recorded_and_rolled_back() {
          v6 = iconst.i64 0x10\n v7 = add.i64 v0, v6\n store.v128 v7, v5\n v9 = trunc.i32 v1\n v8 = atomic_rmw.i32 add v4, v9\n\
          store.i8 v0, v2\n exit jump 0x1000\n",
     );
-    let mut jit = Jit::new().expect("JIT starts");
+    let mut jit = Jit::new(crate::jit::NanRules::default()).expect("JIT starts");
     let b = jit.compile(&r, CompileOptions { journal: true, ..CompileOptions::default() }, true).expect("compiles");
     let mut state = state_with(&[("rdi", u128::from(base)), ("rax", 0x1122_3344_5566_7788), ("xmm0", u128::MAX)]);
     // SAFETY: the region stores into `mem` only.
@@ -47,7 +47,7 @@ fn the_journal_grows() {
          v9 = icmp.i64 ult v8, v1\n brif v9, block1, block2\n\
          block2:\n exit jump 0x1000\n",
     );
-    let mut jit = Jit::new().expect("JIT starts");
+    let mut jit = Jit::new(crate::jit::NanRules::default()).expect("JIT starts");
     let b = jit.compile(&r, CompileOptions { journal: true, ..CompileOptions::default() }, true).expect("compiles");
     let mut state = state_with(&[("rdi", u128::from(mem.base()))]);
     // SAFETY: the region stores into the first 2 KiB of `mem` only.

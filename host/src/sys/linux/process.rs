@@ -1,6 +1,6 @@
-//! The host process's own facts and calls: its ids, its auxiliary vector,
-//! a descriptor's flags, a memory file with given contents, the fork-like
-//! `clone`, and leaving at once.
+//! The host process's own facts and calls: its ids, its auxiliary vector
+//! (flags, CPU features), a descriptor's flags, a memory file with given
+//! contents, the fork-like `clone`, and leaving at once.
 
 use crate::sys::Errno;
 
@@ -15,6 +15,13 @@ pub fn auxv_flags() -> u64 {
     // SAFETY: getauxval only reads this process's auxiliary vector; it has
     // no preconditions and answers 0 for a type that is not there.
     unsafe { libc::getauxval(libc::AT_FLAGS) }
+}
+
+/// The `AT_HWCAP` and `AT_HWCAP2` entries of this process's auxiliary
+/// vector: the host CPU's features as the kernel reports them.
+pub fn hwcaps() -> (u64, u64) {
+    // SAFETY: as in `auxv_flags`.
+    unsafe { (libc::getauxval(libc::AT_HWCAP), libc::getauxval(libc::AT_HWCAP2)) }
 }
 
 /// The file status flags of descriptor `fd` (`F_GETFL`), if it is open.
