@@ -129,8 +129,9 @@ impl MemoryModelSetting {
 
 /// Whether translated code uses FEAT_AFP (`afp: ...`, `--set afp=...`).
 /// With FPCR.AH set, arm64's float arithmetic picks the first NaN operand
-/// and makes x86's negative default NaN, so add, subtract, multiply,
-/// divide and square root need no NaN check (`crate::jit`).
+/// (of a fused multiply-add's too, in x86's order), negates no NaN and
+/// makes x86's negative default NaN, so add, subtract, multiply, divide,
+/// square root and fma need no NaN check (`crate::jit::NanRules`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 pub enum AfpSetting {
     /// Where the host reports FEAT_AFP.
@@ -982,19 +983,22 @@ mod tests {
 
     #[test]
     fn every_policy_file_parses_and_validates() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");
-        let mut n = 0;
-        for f in std::fs::read_dir(&dir).unwrap() {
-            let path = f.unwrap().path();
-            if !matches!(path.extension().and_then(|e| e.to_str()), Some("ron" | "lua")) {
-                continue;
+        // The shipped policies and the benchmark sweeps' variants.
+        for (folder, least) in [("../policies", 5), ("../bench/ablation", 10)] {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
+            let mut n = 0;
+            for f in std::fs::read_dir(&dir).unwrap() {
+                let path = f.unwrap().path();
+                if !matches!(path.extension().and_then(|e| e.to_str()), Some("ron" | "lua")) {
+                    continue;
+                }
+                let policy = load(&path, Path::new("prog"), &[]).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(policy.passes[0].name, "decode", "{}", path.display());
+                policy.validate(&Registry::builtin(aarchx_passes::BUILTIN)).unwrap_or_else(|e| panic!("{e}"));
+                n += 1;
             }
-            let policy = load(&path, Path::new("prog"), &[]).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(policy.passes[0].name, "decode", "{}", path.display());
-            policy.validate(&Registry::builtin(aarchx_passes::BUILTIN)).unwrap_or_else(|e| panic!("{e}"));
-            n += 1;
+            assert!(n >= least, "found only {n} policies in {}", dir.display());
         }
-        assert!(n >= 5, "found only {n} policies in {}", dir.display());
     }
 
     #[test]

@@ -212,7 +212,7 @@ fn rounding_modes_and_ftz_with_daz_run_on_the_jit() {
 
 /// The float programs under FEAT_AFP (policy `afp`): with it on, the JIT
 /// runs them under FPCR.AH without NaN checks on add, subtract, multiply,
-/// divide and square root; with it off, with the checks. Both must print
+/// divide, square root and fma; with it off, with the checks. Both must print
 /// what the CPU does. On x86-64 they run under QEMU 10 with `-cpu max`
 /// (`AARCHX_QEMU_AFP`, which `./x test` fetches; Debian 12's QEMU has no
 /// FEAT_AFP); on an arm64 host, natively where the host has it. The log

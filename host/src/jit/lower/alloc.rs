@@ -69,6 +69,7 @@ use aarchx_ir::cond::Helper;
 use aarchx_ir::{InstData, MemFlags, Opcode, Reg, Region, Type, Value};
 
 use super::nan_runs::Run;
+use super::NanRules;
 use crate::jit::regs::{is_pinned_host, pinned, pinned_v};
 
 /// Where a value lives.
@@ -303,16 +304,35 @@ fn in_place(r: &Region, d: &InstData) -> bool {
     }
 }
 
+/// Whether `d`'s emitter is one vector instruction that reads its operands
+/// before it writes its result, so the result may go to the V register an
+/// operand is in: a vector load (its address is an X register), the
+/// lane-wise integer ops of one instruction, and under FEAT_AFP the float
+/// arithmetic, which then has no NaN check reading its operands after it.
+fn in_place_v(d: &InstData, nan_rules: NanRules) -> bool {
+    match d.op {
+        Opcode::Load => class(d.ty) == Some(false),
+        Opcode::Add | Opcode::Sub => d.ty.is_vector() && d.ty.lane_type().is_int() && d.ty.lane_bits() <= 64,
+        Opcode::And | Opcode::Or | Opcode::Xor | Opcode::AndNot => d.ty.is_vector(),
+        Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv => {
+            nan_rules == NanRules::Afp && d.ty.is_vector() && d.ty.lane_type().is_float()
+        }
+        _ => false,
+    }
+}
+
 /// Decides folds and homes for `r`. `uses` counts each value's readers;
 /// `skippable` says whether an instruction is left out; `journal` keeps
 /// store addresses whole (the journal records them); `runs` are the runs
-/// of batched NaN checks.
+/// of batched NaN checks; `nan_rules` says whether float ops check their
+/// results.
 pub fn allocate(
     r: &Region,
     uses: &[u32],
     skippable: impl Fn(&InstData, u32) -> bool,
     journal: bool,
     runs: &[Run],
+    nan_rules: NanRules,
 ) -> Allocation {
     let n = r.insts.len();
     let mut pos = vec![0u32; n];
@@ -605,6 +625,27 @@ pub fn allocate(
                     continue;
                 }
             }
+            let set_in = |busy_v: &[Option<u32>; 32]| {
+                let (reg, at_set) = xmm_sets[v.index()].filter(|_| run_start[v.index()].is_none())?;
+                let h = pinned_v(reg)?;
+                let g = usize::from(reg.0);
+                ((forward || !cross[v.index()])
+                    && busy_v[usize::from(h)].is_none_or(|b| b < at || (b == at && in_place_v(d, nan_rules)))
+                    && !any_between(&calls, at, at_set)
+                    && !any_between(&reads[g], at, at_set)
+                    && !any_between(&writes[g], at, at_set)
+                    && !any_between(&writes[g], at_set, e.saturating_add(1)))
+                .then_some((h, e.max(at_set)))
+            };
+            if d.op != Opcode::InsertLane {
+                // A vector result computed straight into the pinned XMM
+                // register its `set` writes, as for the GPRs above.
+                if let Some((h, busy)) = set_in(&busy_v) {
+                    home[v.index()] = Home::V(h);
+                    busy_v[usize::from(h)] = Some(busy);
+                    continue;
+                }
+            }
             match copy_of(r, v).map(|src| home[src.index()]) {
                 Some(h @ (Home::X(_) | Home::V(_))) if !(cross[v.index()] && !forward) => {
                     home[v.index()] = h;
@@ -637,6 +678,14 @@ pub fn allocate(
                         busy_v[usize::from(h)] = Some(e.max(at_set));
                         continue;
                     }
+                }
+                // Else into the pinned register of the XMM register its
+                // `set` writes (`movapd xmm11, xmm1; mulsd xmm11, xmm7`: a
+                // copy of xmm1 there and the lane inserted), as above.
+                if let Some((h, busy)) = set_in(&busy_v) {
+                    home[v.index()] = Home::V(h);
+                    busy_v[usize::from(h)] = Some(busy);
+                    continue;
                 }
                 if let Home::V(h) = home[a.index()] {
                     if end[a.index()] == at && run_start[v.index()].is_none_or(|s| pos[a.index()] >= s) {

@@ -6,7 +6,9 @@
 //! gives the x86 result; when a result is NaN, the lanes are rewritten by
 //! the x86 rule in [`crate::jit::runtime::fix_nan`] (a slow path, taken
 //! only then). Inside a run of [`super::nan_runs`] the ops go unchecked
-//! and the run tests FPSR.IOC once at its end. `fmin`/`fmax` select as
+//! and the run tests FPSR.IOC once at its end. Under
+//! [`NanRules::Afp`] (FPCR.AH set) arm64's NaNs are x86's and no op is
+//! checked (see [`nan_checked`]). `fmin`/`fmax` select as
 //! `minss`/`maxss` do (`a < b ? a : b`, so NaNs and equal zeros give
 //! `b`), the selected operand passed through a multiplication by one so
 //! that FZ flushes it as DAZ does; conversions to integers turn arm's
@@ -260,12 +262,12 @@ impl Lowerer<'_> {
         let r = self.vdst(v, VT0);
         let (negate_product, negate_addend) = (d.aux & 1 != 0, d.aux & 2 != 0);
         macro_rules! fused {
-            ($R:ident, $x:expr) => {
+            ($R:ident) => {
                 match (negate_product, negate_addend) {
-                    (false, false) => a64!(self.ops; fmadd $R(r), $R($x), $R(b), $R(c)),
-                    (true, false) => a64!(self.ops; fmsub $R(r), $R($x), $R(b), $R(c)),
-                    (false, true) => a64!(self.ops; fnmsub $R(r), $R($x), $R(b), $R(c)),
-                    (true, true) => a64!(self.ops; fnmadd $R(r), $R($x), $R(b), $R(c)),
+                    (false, false) => a64!(self.ops; fmadd $R(r), $R(a), $R(b), $R(c)),
+                    (true, false) => a64!(self.ops; fmsub $R(r), $R(a), $R(b), $R(c)),
+                    (false, true) => a64!(self.ops; fnmsub $R(r), $R(a), $R(b), $R(c)),
+                    (true, true) => a64!(self.ops; fnmadd $R(r), $R(a), $R(b), $R(c)),
                 }
             };
         }
@@ -303,15 +305,15 @@ impl Lowerer<'_> {
                     a64!(self.ops; fmadd $R(r), $R(VT1), $R(b), $R(r));
                 }
                 a64!(self.ops; b >fused; numbers:);
-                fused!($R, a);
+                fused!($R);
                 a64!(self.ops; fused:);
             }};
         }
         match (self.nan_rules, ty == Type::F32) {
             // FPCR.AH: the first NaN of a, b and the addend, quieted, no
             // NaN negated: x86's NaN (see `nan_checked`).
-            (NanRules::Afp, true) => fused!(S, a),
-            (NanRules::Afp, false) => fused!(D, a),
+            (NanRules::Afp, true) => fused!(S),
+            (NanRules::Afp, false) => fused!(D),
             (NanRules::Checked, true) => choose!(S),
             (NanRules::Checked, false) => choose!(D),
         }
@@ -392,7 +394,7 @@ impl Lowerer<'_> {
         self.fma_addend(ty, d.aux, r, c);
         self.fma_product(ty, d.aux, r, a, b);
         a64!(self.ops; fused:);
-        if !self.batched {
+        if nan_checked(d, self.nan_rules) && !self.batched {
             vfp3!(self, ty, fcmeq, VT1, r, r);
             a64!(self.ops
                 ; uminv S(VT1), V(VT1).S4

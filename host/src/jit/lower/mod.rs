@@ -96,7 +96,9 @@ pub(crate) const OFF_MXCSR: u32 = aarchx_ir::GuestState::OFFSET_MXCSR as u32;
 /// UE and PE on x86 (FTZ), and without FZ arm64 raises UFC (underflow
 /// masked) only with IXC. x86's DE has no counterpart: arm64's IDC is
 /// raised only under FZ, which stands for DAZ, under which x86 raises no
-/// DE.
+/// DE. Under FPCR.AH ([`NanRules::Afp`]) a flush raises UFC and IXC, and
+/// IDC is also raised for a denormal operand used unflushed; the mapping
+/// is the same (IDC still maps to nothing).
 pub(crate) fn fpsr_flags(ops: &mut VecAssembler<Aarch64Relocation>, t: u8, u: u8) {
     a64!(ops
         ; mrs X(t), #FPSR
@@ -300,7 +302,7 @@ impl<'r> Lowerer<'r> {
             }
         }
         let runs = nan_runs::find(r, nan_rules);
-        let alloc = alloc::allocate(r, &uses, skippable, options.journal, &runs);
+        let alloc = alloc::allocate(r, &uses, skippable, options.journal, &runs, nan_rules);
         if alloc.frame > MAX_FRAME {
             return Err(Decline::FrameTooLarge(alloc.frame));
         }
