@@ -1,8 +1,9 @@
 /* SSE arithmetic on NaNs, infinities, zeros and denormals: which NaN each
  * of add, sub, mul, div and sqrt returns (x86: the first NaN operand,
  * quieted, signalling or not; the negative default NaN for an invalid
- * operation) and the MXCSR flags it raises, scalar and packed, float and
- * double, printed as bits. The JIT gets these by checks after the ops, or
+ * operation), what min and max return (the second operand, as it is, for
+ * a NaN or two zeros) and the MXCSR flags each raises, scalar and packed,
+ * float and double, printed as bits. The JIT gets these by checks after the ops, or
  * by FEAT_AFP's FPCR.AH (policy `afp`): both must print what the CPU does. */
 #include <emmintrin.h>
 #include <stdint.h>
@@ -43,14 +44,14 @@ static uint64_t dbits(__m128d v) { uint64_t b; memcpy(&b, &v, 8); return b; }
 static uint32_t fbits(__m128 v) { uint32_t b; memcpy(&b, &v, 4); return b; }
 
 int main(void) {
-    static const char *ops = "+-*/";
+    static const char *ops = "+-*/<>";
     unsigned long sum = 0;
     _mm_setcsr(0x1f80);
     for (unsigned i = 0; i < N; i++) {
         for (unsigned j = 0; j < N; j++) {
             volatile __m128d a = _mm_set_sd(dbl(D[i])), b = _mm_set_sd(dbl(D[j]));
             volatile __m128 fa = _mm_set_ss(flt(F[i])), fb = _mm_set_ss(flt(F[j]));
-            for (int op = 0; op < 4; op++) {
+            for (int op = 0; op < 6; op++) {
                 __m128d r;
                 __m128 fr;
                 flags();
@@ -58,14 +59,18 @@ int main(void) {
                 case 0: r = _mm_add_sd(a, b); break;
                 case 1: r = _mm_sub_sd(a, b); break;
                 case 2: r = _mm_mul_sd(a, b); break;
-                default: r = _mm_div_sd(a, b); break;
+                case 3: r = _mm_div_sd(a, b); break;
+                case 4: r = _mm_min_sd(a, b); break;
+                default: r = _mm_max_sd(a, b); break;
                 }
                 unsigned df = flags();
                 switch (op) {
                 case 0: fr = _mm_add_ss(fa, fb); break;
                 case 1: fr = _mm_sub_ss(fa, fb); break;
                 case 2: fr = _mm_mul_ss(fa, fb); break;
-                default: fr = _mm_div_ss(fa, fb); break;
+                case 3: fr = _mm_div_ss(fa, fb); break;
+                case 4: fr = _mm_min_ss(fa, fb); break;
+                default: fr = _mm_max_ss(fa, fb); break;
                 }
                 unsigned ff = flags();
                 printf("%2u %c %2u: sd %016llx %02x ss %08x %02x\n", i, ops[op], j, (unsigned long long)dbits(r), df,
@@ -87,11 +92,13 @@ int main(void) {
         volatile __m128d a = _mm_set_pd(dbl(D[i + 1]), dbl(D[i])), b = _mm_set_pd(dbl(D[N - 1 - i]), dbl(D[(i + 3) % N]));
         volatile __m128 fa = _mm_set_ps(flt(F[i]), flt(F[(i + 5) % N]), flt(F[i + 1]), flt(F[(i + 7) % N]));
         volatile __m128 fb = _mm_set_ps(flt(F[N - 1 - i]), flt(F[(i + 2) % N]), flt(F[(i + 9) % N]), flt(F[i]));
-        __m128d rs[4] = {_mm_add_pd(a, b), _mm_sub_pd(a, b), _mm_mul_pd(a, b), _mm_div_pd(a, b)};
+        __m128d rs[6] = {_mm_add_pd(a, b), _mm_sub_pd(a, b), _mm_mul_pd(a, b),
+                         _mm_div_pd(a, b), _mm_min_pd(a, b), _mm_max_pd(a, b)};
         unsigned df = flags();
-        __m128 fs[4] = {_mm_add_ps(fa, fb), _mm_sub_ps(fa, fb), _mm_mul_ps(fa, fb), _mm_div_ps(fa, fb)};
+        __m128 fs[6] = {_mm_add_ps(fa, fb), _mm_sub_ps(fa, fb), _mm_mul_ps(fa, fb),
+                        _mm_div_ps(fa, fb), _mm_min_ps(fa, fb), _mm_max_ps(fa, fb)};
         unsigned ff = flags();
-        for (int op = 0; op < 4; op++) {
+        for (int op = 0; op < 6; op++) {
             uint64_t d[2];
             uint32_t f[4];
             memcpy(d, &rs[op], 16);

@@ -308,13 +308,14 @@ fn in_place(r: &Region, d: &InstData) -> bool {
 /// before it writes its result, so the result may go to the V register an
 /// operand is in: a vector load (its address is an X register), the
 /// lane-wise integer ops of one instruction, and under FEAT_AFP the float
-/// arithmetic, which then has no NaN check reading its operands after it.
+/// arithmetic and min/max, which then are one instruction with no NaN
+/// check reading the operands after it.
 fn in_place_v(d: &InstData, nan_rules: NanRules) -> bool {
     match d.op {
         Opcode::Load => class(d.ty) == Some(false),
         Opcode::Add | Opcode::Sub => d.ty.is_vector() && d.ty.lane_type().is_int() && d.ty.lane_bits() <= 64,
         Opcode::And | Opcode::Or | Opcode::Xor | Opcode::AndNot => d.ty.is_vector(),
-        Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv => {
+        Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv | Opcode::Fmin | Opcode::Fmax => {
             nan_rules == NanRules::Afp && d.ty.is_vector() && d.ty.lane_type().is_float()
         }
         _ => false,

@@ -11,7 +11,8 @@
 //! checked (see [`nan_checked`]). `fmin`/`fmax` select as
 //! `minss`/`maxss` do (`a < b ? a : b`, so NaNs and equal zeros give
 //! `b`), the selected operand passed through a multiplication by one so
-//! that FZ flushes it as DAZ does; conversions to integers turn arm's
+//! that FZ flushes it as DAZ does (under FPCR.AH arm64's `fmin`/`fmax`
+//! are exactly that); conversions to integers turn arm's
 //! saturation (and NaN's 0) into the integer indefinite, and the ones
 //! that round by MXCSR.RC round by FPCR (`frintx`) before a truncating
 //! conversion: arm64's rounding conversions name their mode.
@@ -158,6 +159,11 @@ impl Lowerer<'_> {
             Opcode::Fdiv => fp3!(self, ty, fdiv, r, a, b),
             Opcode::Fsqrt if ty == Type::F32 => a64!(self.ops; fsqrt S(r), S(a)),
             Opcode::Fsqrt => a64!(self.ops; fsqrt D(r), D(a)),
+            // Under FPCR.AH fmin/fmax are minss/maxss: the second operand
+            // unchanged for a NaN (invalid for a quiet one too) or two
+            // zeros, an operand flushed by FIZ as DAZ reads it.
+            Opcode::Fmin if self.nan_rules == NanRules::Afp => fp3!(self, ty, fmin, r, a, b),
+            Opcode::Fmax if self.nan_rules == NanRules::Afp => fp3!(self, ty, fmax, r, a, b),
             // a < b ? a : b (mi: less, false when unordered); a > b ? a : b.
             // fcmpe: invalid on any NaN operand, as minss/maxss.
             Opcode::Fmin if ty == Type::F32 => a64!(self.ops; fcmpe S(a), S(b); fcsel S(r), S(a), S(b), mi),
@@ -166,7 +172,7 @@ impl Lowerer<'_> {
             Opcode::Fmax => a64!(self.ops; fcmpe D(a), D(b); fcsel D(r), D(a), D(b), gt),
             _ => return false,
         }
-        if matches!(d.op, Opcode::Fmin | Opcode::Fmax) {
+        if matches!(d.op, Opcode::Fmin | Opcode::Fmax) && self.nan_rules == NanRules::Checked {
             // The selected operand times one: itself, but flushed under FZ
             // (DAZ gives the operand read as zero, also the second one
             // returned for a NaN first); a NaN is returned as it is.
@@ -212,6 +218,9 @@ impl Lowerer<'_> {
             Opcode::Fdiv => vfp3!(self, ty, fdiv, r, a, b),
             Opcode::Fsqrt if ty.lane_bits() == 32 => a64!(self.ops; fsqrt V(r).S4, V(a).S4),
             Opcode::Fsqrt => a64!(self.ops; fsqrt V(r).D2, V(a).D2),
+            // As for scalars: minps/maxps under FPCR.AH.
+            Opcode::Fmin if self.nan_rules == NanRules::Afp => vfp3!(self, ty, fmin, r, a, b),
+            Opcode::Fmax if self.nan_rules == NanRules::Afp => vfp3!(self, ty, fmax, r, a, b),
             Opcode::Fmin => {
                 // Lanes where b > a (a < b, false on NaN) take a.
                 vfp3!(self, ty, fcmgt, r, b, a);
@@ -223,7 +232,7 @@ impl Lowerer<'_> {
             }
             _ => return false,
         }
-        if matches!(d.op, Opcode::Fmin | Opcode::Fmax) {
+        if matches!(d.op, Opcode::Fmin | Opcode::Fmax) && self.nan_rules == NanRules::Checked {
             // As for scalars: the lanes that are not NaN times one.
             if ty.lane_bits() == 32 {
                 a64!(self.ops; fmov V(VT0).S4, #1.0);
