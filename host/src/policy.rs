@@ -151,7 +151,7 @@ impl AfpSetting {
 
     /// The setting named `name` (case-insensitive).
     pub fn from_name(name: &str) -> Option<AfpSetting> {
-        Self::NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, m)| *m)
+        by_name(&Self::NAMES, name)
     }
 
     /// Whether translated code uses FEAT_AFP, given whether the host has it.
@@ -216,8 +216,14 @@ impl CacheMode {
 
     /// The mode named `name` (case-insensitive).
     pub fn from_name(name: &str) -> Option<CacheMode> {
-        Self::NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, m)| *m)
+        by_name(&Self::NAMES, name)
     }
+}
+
+/// The value `name` names in `names` (case-insensitive): a `--set`
+/// value of a policy enum.
+fn by_name<T: Copy>(names: &[(&str, T)], name: &str) -> Option<T> {
+    names.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| *v)
 }
 
 /// What executes translated blocks.
@@ -489,10 +495,11 @@ pub fn parse(text: &str, origin: &str) -> Result<Policy, PolicyError> {
 impl Policy {
     /// Applies a `--set PASS.OPTION=VALUE` override to the pass `PASS` of
     /// the pipeline (every entry of that name), `--set cache.OPTION=VALUE`
-    /// to the cache settings, or `--set afp=Auto|On|Off`. The value is a bool, an
-    /// integer or else text; its kind is checked with the other options
-    /// when the policy is validated, and an error there names the override
-    /// and `from` (where it came from, when not the command line).
+    /// to the cache settings, or `--set afp=Auto|On|Off`. A pass option's
+    /// value is a bool, an integer or else text; its kind is checked with
+    /// the other options when the policy is validated, and an error there
+    /// names the override and `from` (where it came from, when not the
+    /// command line).
     pub fn apply_set(&mut self, set: &str, from: Option<&str>) -> Result<(), PolicyError> {
         let err = |why: &str| PolicyError::Set { set: set.to_string(), why: why.to_string() };
         let (key, value) = set.split_once('=').ok_or_else(|| err("expected PASS.OPTION=VALUE"))?;

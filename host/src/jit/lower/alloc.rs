@@ -626,8 +626,10 @@ pub fn allocate(
                     continue;
                 }
             }
-            let set_in = |busy_v: &[Option<u32>; 32]| {
-                let (reg, at_set) = xmm_sets[v.index()].filter(|_| run_start[v.index()].is_none())?;
+            // A vector result may be computed straight into the pinned XMM
+            // register its `set` writes, as for the GPRs above: the
+            // register and how long it is then busy.
+            let into_xmm = xmm_sets[v.index()].filter(|_| run_start[v.index()].is_none()).and_then(|(reg, at_set)| {
                 let h = pinned_v(reg)?;
                 let g = usize::from(reg.0);
                 ((forward || !cross[v.index()])
@@ -637,11 +639,9 @@ pub fn allocate(
                     && !any_between(&writes[g], at, at_set)
                     && !any_between(&writes[g], at_set, e.saturating_add(1)))
                 .then_some((h, e.max(at_set)))
-            };
+            });
             if d.op != Opcode::InsertLane {
-                // A vector result computed straight into the pinned XMM
-                // register its `set` writes, as for the GPRs above.
-                if let Some((h, busy)) = set_in(&busy_v) {
+                if let Some((h, busy)) = into_xmm {
                     home[v.index()] = Home::V(h);
                     busy_v[usize::from(h)] = Some(busy);
                     continue;
@@ -682,8 +682,8 @@ pub fn allocate(
                 }
                 // Else into the pinned register of the XMM register its
                 // `set` writes (`movapd xmm11, xmm1; mulsd xmm11, xmm7`: a
-                // copy of xmm1 there and the lane inserted), as above.
-                if let Some((h, busy)) = set_in(&busy_v) {
+                // copy of xmm1 there and the lane inserted).
+                if let Some((h, busy)) = into_xmm {
                     home[v.index()] = Home::V(h);
                     busy_v[usize::from(h)] = Some(busy);
                     continue;
