@@ -263,13 +263,11 @@ fn run_journaled(jit: &mut crate::jit::Jit, region: &Region, shape: Shape, start
 }
 
 /// Whether `region` calls a runtime helper that may write guest memory
-/// (the x87 unit's): such stores are not in the JIT's journal.
+/// (the x87 unit's, memset's): such stores are not in the JIT's journal.
 #[cfg(target_arch = "aarch64")]
 fn helpers_store(region: &Region) -> bool {
     use aarchx_ir::cond::Helper;
-    region.insts.iter().any(|d| {
-        d.op == aarchx_ir::Opcode::Call && !matches!(Helper::from_u16(d.aux), Some(Helper::Cpuid | Helper::Rdtsc))
-    })
+    region.insts.iter().any(|d| d.op == aarchx_ir::Opcode::Call && Helper::from_u16(d.aux).is_none_or(Helper::stores))
 }
 
 /// Runs `region` on the JIT, or on the interpreter when the JIT declines

@@ -979,6 +979,7 @@ impl Machine for GuestAccess {
             Helper::Cpuid => crate::cpuid::run_cpuid(state),
             Helper::Rdtsc => crate::cpuid::run_rdtsc(state),
             Helper::X87 | Helper::X87Flags => crate::x87::run(state, self),
+            leaf => crate::leaf::run(leaf, state),
         }
     }
 }
@@ -1017,6 +1018,14 @@ impl GuestCode for GuestMemory {
             done += n;
         }
         done
+    }
+
+    fn function_at(&self, addr: u64) -> Option<String> {
+        self.objects.function_at(addr, |at| {
+            let mut word = [0u8; 8];
+            crate::signal::probe::copy_from(at, &mut word).ok()?;
+            Some(u64::from_le_bytes(word))
+        })
     }
 }
 

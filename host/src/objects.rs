@@ -22,8 +22,12 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use std::sync::OnceLock;
+
 use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
+
+use crate::symbols::ObjectSymbols;
 
 /// An object: an index into [`Objects`]' table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -76,6 +80,10 @@ struct Object {
     /// Its content's SHA-256, once asked for; `Some(None)` when the file
     /// could not be read again as it was.
     hash: Option<Option<[u8; 32]>>,
+    /// Mapped as an image aarchx's loader built ([`Position::Image`]).
+    image: bool,
+    /// Its function names, once asked for.
+    symbols: OnceLock<ObjectSymbols>,
 }
 
 /// A file-backed range; the key in the map is its start.
@@ -135,7 +143,7 @@ impl Objects {
         let next = ObjectId(self.objects.len() as u32);
         let object = *self.by_identity.entry((identity, image)).or_insert(next);
         if object == next {
-            self.objects.push(Object { path: path.to_path_buf(), identity, hash: None });
+            self.objects.push(Object { path: path.to_path_buf(), identity, hash: None, image, symbols: OnceLock::new() });
         }
         self.records.insert(start, Record { end, object, offset, clean });
     }
@@ -200,6 +208,17 @@ impl Objects {
             hi = q.end;
         }
         Some(Origin { object: r.object, anchor, range: (lo, hi) })
+    }
+
+    /// The name of the function that starts at `addr` in a clean mapping,
+    /// from its object's symbols ([`ObjectSymbols::function_at`], reading
+    /// guest memory with `read_u64`).
+    pub fn function_at(&self, addr: u64, read_u64: impl Fn(u64) -> Option<u64>) -> Option<String> {
+        let origin = self.origin(addr)?;
+        let o = &self.objects[origin.object.0 as usize];
+        let symbols = o.symbols.get_or_init(|| ObjectSymbols::of_file(&o.path, o.identity));
+        let base = symbols.base(addr, addr.wrapping_sub(origin.anchor), o.image)?;
+        symbols.function_at(addr, base, read_u64)
     }
 
     /// The object's layout: where each of its mappings lies (start and

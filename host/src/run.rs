@@ -366,6 +366,13 @@ impl aarchx_pass::GuestCode for Recorded<'_> {
         reads.bytes.extend_from_slice(&buf[..n]);
         n
     }
+
+    /// Not recorded: the names come from the mapped files, and a GOT slot
+    /// read for an IFUNC variant only says where a routine is called (a
+    /// region kept without the routine is still right).
+    fn function_at(&self, addr: u64) -> Option<String> {
+        self.mem.function_at(addr)
+    }
 }
 
 impl Reads {

@@ -154,6 +154,12 @@ extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_vo
             cut_code_run(uc);
             return;
         }
+        if let Some(decline) = in_jit.and_then(|run| run.leaf_decline(pc)) {
+            // A leaf routine's access: it declines, and the guest's own
+            // code that follows takes the fault (see `crate::jit::leaf`).
+            context::set_pc(uc, decline);
+            return;
+        }
         thread::current().record_fault(crate::machine::GuestFault { sig, code: info_ref.si_code, addr });
         match in_jit {
             Some(run) => leave_code_run(uc, &run),

@@ -295,6 +295,9 @@ pub struct CodeRun {
     /// run is registered) and how to patch an instruction of the code.
     pub fixups: (usize, usize),
     pub patch: Option<unsafe fn(usize, u32)>,
+    /// The leaf routines' code `[start, end)` and where a fault in it
+    /// resumes (see `crate::jit::leaf`).
+    pub leaf: (usize, usize, usize),
 }
 
 impl CodeRun {
@@ -308,11 +311,18 @@ impl CodeRun {
         budget_reg: 0,
         fixups: (0, 0),
         patch: None,
+        leaf: (0, 0, 0),
     };
 
     /// Whether `pc` lies in the run's code.
     pub fn contains(&self, pc: usize) -> bool {
         (self.code.0..self.code.1).contains(&pc)
+    }
+
+    /// Where a fault at `pc` resumes when `pc` is in a leaf routine.
+    pub fn leaf_decline(&self, pc: usize) -> Option<usize> {
+        let (start, end, decline) = self.leaf;
+        (start..end).contains(&pc).then_some(decline)
     }
 
     /// The fixup of the acquire/release access at `pc`, if it is one.

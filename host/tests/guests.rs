@@ -257,6 +257,48 @@ fn float_guests_match_native_with_afp_on_and_off() {
     report(failures);
 }
 
+/// The leaf routines (the `leaf-inline` pass, on the JIT's arm64 code)
+/// against the guest's own: guest/c/leaf_routines.c, static and dynamic,
+/// matches native with the pass on and off, and with it on, its counts
+/// show that every routine ran in arm64 (and that the faulting and
+/// overlapping calls were declined to the x86 code).
+#[test]
+fn leaf_routines_match_native_with_the_pass_on_and_off() {
+    const WHAT: &str = "leaf routines on the JIT";
+    let Some((qemu, bin)) = arm64_aarchx(WHAT) else { return };
+    let mut prefix: Vec<PathBuf> = qemu.into_iter().collect();
+    prefix.push(bin);
+    let programs = vec![("leaf_routines".to_string(), Vec::new())];
+    let mut failures = Vec::new();
+    for build in ["static", "dyn"] {
+        for set in ["leaf-inline.enabled=true", "leaf-inline.enabled=false"] {
+            let mut with_set = prefix.clone();
+            with_set.extend([PathBuf::from("--set"), PathBuf::from(set)]);
+            let with_set: Vec<&Path> = with_set.iter().map(|p| p.as_path()).collect();
+            let engine = format!("the JIT with {set}");
+            failures.extend(check_programs(&programs, &engine, &with_set, "default.ron", build, true, false));
+        }
+        let mut counted = Command::new(&prefix[0]);
+        counted.args(&prefix[1..]).args(["--set", "leaf-inline.counts=true"]);
+        let out = run(counted.arg(guest_dir().join(build).join("leaf_routines")).env("AARCHX_CACHE", "off"));
+        let report = String::from_utf8_lossy(&out.stderr);
+        for routine in ["strlen", "memchr", "memset", "memmove", "memcmp", "strcmp"] {
+            let line = report.lines().find(|l| l.starts_with(&format!("aarchx: leaf-inline: {routine} ran ")));
+            let counts: Option<(u64, u64)> = line.and_then(|l| {
+                let (ran, declined) = l.split_once(" ran ")?.1.split_once(", declined ")?;
+                Some((ran.parse().ok()?, declined.parse().ok()?))
+            });
+            match counts {
+                // Every routine is called thousands of times, and faults
+                // once into the inaccessible page.
+                Some((ran, declined)) if ran >= 1000 && declined >= 1 => {}
+                _ => failures.push(format!("{build}: {routine} should have run and declined; the report:\n{report}")),
+            }
+        }
+    }
+    report(failures);
+}
+
 /// The programs built for x86-64 `level` ("v2", "v3": guest/expect-vN.txt,
 /// static and dynamic) under `policy` (policies/vN.ron, the JIT's default
 /// policy at that level), and under `lower`, a policy of the level below,

@@ -51,7 +51,7 @@ fn passes_lists_every_builtin_pass_with_stage_and_typed_options() {
 #[test]
 fn policy_check_accepts_a_valid_policy_and_names_the_line_of_a_mistake() {
     let text = stdout_of(&["policy", "check", "ordered"]);
-    assert!(text.ends_with("policies/ordered.ron: valid: decode, state-forward, store-forward, const-fold, cse, cond-fusion, dead-flags, sink, dce, memory-order\n"), "{text}");
+    assert!(text.ends_with("policies/ordered.ron: valid: decode, leaf-inline, state-forward, store-forward, const-fold, cse, cond-fusion, dead-flags, sink, dce, memory-order\n"), "{text}");
     let bad = temp_dir("check").join("bad.ron");
     std::fs::write(
         &bad,

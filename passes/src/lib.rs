@@ -11,6 +11,7 @@ pub mod dce;
 pub mod dead_flags;
 pub mod decode;
 pub mod insn_count;
+pub mod leaf_inline;
 pub mod memory_order;
 #[cfg(feature = "plugin")]
 pub mod plugin;
@@ -36,4 +37,5 @@ pub static BUILTIN: &[&PassInfo] = &[
     &cse::INFO,
     &sink::INFO,
     &insn_count::INFO,
+    &leaf_inline::INFO,
 ];

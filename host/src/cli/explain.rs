@@ -16,11 +16,10 @@ use std::path::{Path, PathBuf};
 use aarchx_ir::Region;
 use aarchx_pass::GuestCode;
 use iced_x86::{Decoder, DecoderOptions, Formatter, Instruction, IntelFormatter};
-use object::read::elf::ElfFile64;
-use object::{Object, ObjectSymbol, SymbolKind};
 use yaxpeax_arch::{Decoder as _, U8Reader};
 use yaxpeax_arm::armv8::a64::InstDecoder;
 
+use crate::jit::leaf::LeafRoutines;
 use crate::jit::lower::lower;
 use crate::jit::{CompileOptions, NanRules};
 use crate::loader::elf::{self, ElfError, Segment};
@@ -28,6 +27,7 @@ use crate::mem::PROT_EXEC;
 use crate::plugin::Registry;
 use crate::policy::{Backend, MemoryModelSetting, Policy};
 use crate::run::RunError;
+use crate::symbols::{ElfSymbols, Symbol};
 use crate::translate::{PassFailure, Pipeline, TranslateError};
 
 /// Where the arm64 code is lowered for, and the dispatcher exit it
@@ -73,6 +73,7 @@ impl ExplainError {
 struct Image<'a> {
     data: &'a [u8],
     segments: Vec<Segment>,
+    symbols: &'a [Symbol],
 }
 
 impl GuestCode for Image<'_> {
@@ -86,22 +87,23 @@ impl GuestCode for Image<'_> {
         }
         n
     }
+
+    /// A function symbol of the file (a static program's names glibc's
+    /// IFUNC variants; a dynamic one's libc is not loaded here).
+    fn function_at(&self, addr: u64) -> Option<String> {
+        self.symbols.iter().find(|s| s.addr == addr && !s.ifunc).map(|s| s.name.clone())
+    }
 }
 
 /// The file's symbols with an address (functions, IFUNC resolvers, an
 /// assembly file's labels), from `.symtab` and `.dynsym`; empty when the
 /// file has neither.
-fn symbols(data: &[u8]) -> Vec<(String, u64, u64)> {
-    let Ok(file) = ElfFile64::<object::Endianness>::parse(data) else { return Vec::new() };
-    file.symbols()
-        .chain(file.dynamic_symbols())
-        .filter(|s| !s.is_undefined() && s.address() != 0 && s.kind() != SymbolKind::Section)
-        .filter_map(|s| Some((s.name().ok()?.to_string(), s.address(), s.size())))
-        .collect()
+fn symbols(data: &[u8]) -> Vec<Symbol> {
+    ElfSymbols::parse(data).map_or_else(Vec::new, |e| e.symbols)
 }
 
 /// `at` as an address: a number, or a symbol with an optional `+OFFSET`.
-fn resolve(at: &str, path: &Path, symbols: &[(String, u64, u64)]) -> Result<u64, ExplainError> {
+fn resolve(at: &str, path: &Path, symbols: &[Symbol]) -> Result<u64, ExplainError> {
     let number = |t: &str| match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         Some(hex) => u64::from_str_radix(hex, 16).ok(),
         None => t.parse().ok(),
@@ -118,19 +120,19 @@ fn resolve(at: &str, path: &Path, symbols: &[(String, u64, u64)]) -> Result<u64,
     }
     symbols
         .iter()
-        .find(|(n, _, _)| n == name)
-        .map(|&(_, addr, _)| addr.wrapping_add(offset))
+        .find(|s| s.name == name)
+        .map(|s| s.addr.wrapping_add(offset))
         .ok_or_else(|| ExplainError::NoSymbol { path: path.into(), name: name.into() })
 }
 
 /// `addr` as `symbol+0xN` when a function symbol covers it.
-fn label(addr: u64, symbols: &[(String, u64, u64)]) -> Option<String> {
+fn label(addr: u64, symbols: &[Symbol]) -> Option<String> {
     symbols
         .iter()
-        .filter(|(_, start, size)| addr >= *start && addr - start < (*size).max(1))
+        .filter(|s| addr >= s.addr && addr - s.addr < s.size.max(1))
         // The nearest start; of aliases, the one with fewest leading `_`.
-        .min_by_key(|(name, start, _)| (addr - start, name.len() - name.trim_start_matches('_').len()))
-        .map(|(name, start, _)| if addr == *start { name.clone() } else { format!("{name}+{:#x}", addr - start) })
+        .min_by_key(|s| (addr - s.addr, s.name.len() - s.name.trim_start_matches('_').len()))
+        .map(|s| if addr == s.addr { s.name.clone() } else { format!("{}+{:#x}", s.name, addr - s.addr) })
 }
 
 /// The explanation of the region at `at` in `program` under `policy`;
@@ -141,8 +143,11 @@ pub fn explain(policy: &Policy, program: &Path, at: &str, quick: bool) -> Result
     let elf = elf::parse(&data).map_err(|source| ExplainError::Elf { path: program.into(), source })?;
     let symbols = symbols(&data);
     let entry = resolve(at, program, &symbols)?;
-    let code =
-        Image { data: &data, segments: elf.segments.iter().copied().filter(|s| s.prot & PROT_EXEC != 0).collect() };
+    let code = Image {
+        data: &data,
+        segments: elf.segments.iter().copied().filter(|s| s.prot & PROT_EXEC != 0).collect(),
+        symbols: &symbols,
+    };
     if code.read(entry, &mut [0]) == 0 {
         return Err(ExplainError::NotCode { path: program.into(), addr: entry });
     }
@@ -197,7 +202,7 @@ fn region_size(ir: &str) -> usize {
 
 /// The guest instructions the region holds, in address order, with their
 /// bytes and Intel syntax.
-fn guest_listing(out: &mut String, region: &Region, code: &Image<'_>, symbols: &[(String, u64, u64)]) {
+fn guest_listing(out: &mut String, region: &Region, code: &Image<'_>, symbols: &[Symbol]) {
     let mut insns: Vec<(u64, u16)> = region.guest_insns().collect();
     insns.sort_unstable();
     insns.dedup();
@@ -228,7 +233,7 @@ fn arm64_listing(out: &mut String, region: &Region, backend: Backend, nan_rules:
     // As the run compiles it: an entry that reads the flags it is entered
     // with is the first word, else the second (see `probe_indirect`).
     let reads_flags = aarchx_passes::dead_flags::reads_status_flags(region);
-    match lower(region, CODE_AT, EXIT_AT, 0, CompileOptions::default(), reads_flags, nan_rules) {
+    match lower(region, CODE_AT, EXIT_AT, &LeafRoutines::placed_at(EXIT_AT), 0, CompileOptions::default(), reads_flags, nan_rules) {
         Ok(lowered) => {
             let _ = writeln!(
                 out,

@@ -19,6 +19,7 @@ use super::entry::Trampoline;
 use super::exit::{self, StubId};
 use super::ibtc::{Ibtc, NO_ENTRIES};
 use super::journal::{self, JournalEntry};
+use super::leaf::LeafRoutines;
 use super::lower::{self, Decline, NanRules};
 use super::perf_map::PerfMap;
 use super::CompileOptions;
@@ -79,7 +80,9 @@ struct BlockInfo {
 pub struct Jit {
     cache: CodeCache,
     trampoline: Trampoline,
-    /// Where the cache's first block goes (after the trampoline); `reset`
+    leaf: LeafRoutines,
+    /// Where the cache's first block goes (after the trampoline and the
+    /// leaf routines); `reset`
     /// rewinds to it.
     blocks_start: usize,
     blocks: Vec<Option<BlockInfo>>,
@@ -107,6 +110,7 @@ impl Jit {
     pub fn new(nan_rules: NanRules) -> Result<Jit, JitError> {
         let mut cache = CodeCache::new(CACHE_SIZE).map_err(JitError::Map)?;
         let trampoline = Trampoline::generate(&mut cache, nan_rules).map_err(JitError::Trampoline)?;
+        let leaf = LeafRoutines::generate(&mut cache).map_err(JitError::Trampoline)?;
         let blocks_start = cache.next_addr();
         let ctx = Box::new(JitContext::new());
         let mut ibtc = Ibtc::new();
@@ -115,6 +119,7 @@ impl Jit {
         Ok(Jit {
             cache,
             trampoline,
+            leaf,
             blocks_start,
             blocks: Vec::new(),
             by_addr: FxHashMap::default(),
@@ -154,7 +159,7 @@ impl Jit {
         let at = self.cache.next_addr();
         let first_stub = self.stubs.next_id();
         let lowered =
-            lower::lower(region, at, self.trampoline.exit_addr(), first_stub, options, reads_flags, self.nan_rules)?;
+            lower::lower(region, at, self.trampoline.exit_addr(), &self.leaf, first_stub, options, reads_flags, self.nan_rules)?;
         let start = self.cache.push(at, &lowered.code).ok_or(Decline::CacheFull)?;
         let code = start + lowered.entry;
         if let Some(map) = &mut self.perf_map {
@@ -261,7 +266,7 @@ impl Jit {
         // trampoline's contract; the context outlives the call and its
         // helper pointer refers to `helpers`, alive until the call returns;
         // the caller upholds the guest-memory contract above.
-        let raw = unsafe { self.trampoline.enter(state, &mut self.ctx, code, &self.fixups, self.cut.slot()) };
+        let raw = unsafe { self.trampoline.enter(state, &mut self.ctx, code, &self.fixups, &self.leaf, self.cut.slot()) };
         self.ctx.clear_helpers();
         let (exit, stub) = exit::decode(raw);
         JitExit { exit, chain: stub }

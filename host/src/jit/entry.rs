@@ -27,6 +27,7 @@ use aarchx_ir::GuestState;
 
 use super::cache::CodeCache;
 use super::context::{JitContext, OFF_BUDGET, OFF_ENTRY_SP};
+use super::leaf::LeafRoutines;
 use super::lower::{fpsr_flags, NanRules, FPSR, OFF_MXCSR};
 use super::regs::{transfer_pinned_v, PINNED, SPILL_AREA, STATE_REG};
 use crate::thread::{CodeRun, Fixup};
@@ -205,6 +206,7 @@ impl Trampoline {
         ctx: &mut JitContext,
         code: usize,
         fixups: &[Fixup],
+        leaf: &LeafRoutines,
         cut: usize,
     ) -> u64 {
         // SAFETY: `enter` is the address of the code generated above,
@@ -221,6 +223,7 @@ impl Trampoline {
             budget_reg: usize::from(super::regs::BUDGET_REG),
             fixups: (fixups.as_ptr() as usize, fixups.len()),
             patch: Some(super::cache::patch_word),
+            leaf: (leaf.range.0, leaf.range.1, leaf.decline),
         }));
         // SAFETY: the caller's contract; the code preserves every register
         // AAPCS64 requires and returns through the exit sequence.

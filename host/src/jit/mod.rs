@@ -104,6 +104,7 @@ pub mod exit;
 pub mod host;
 pub mod ibtc;
 pub mod journal;
+pub mod leaf;
 pub mod lower;
 #[cfg(target_arch = "aarch64")]
 pub mod perf_map;

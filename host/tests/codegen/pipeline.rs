@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use aarchx::jit::leaf::LeafRoutines;
 use aarchx::jit::lower::lower as lower_region;
 use aarchx::jit::{CompileOptions, NanRules};
 use aarchx_ir::verify::verify;
@@ -95,7 +96,7 @@ pub fn lower(bytes: &[u8], variant: &Variant) -> Result<Vec<u32>, String> {
         (info.create)(&options).run(&cx, &mut region).map_err(|e| format!("{name}: {}", e.0))?;
     }
     verify(&region).map_err(|e| format!("verify: {e}"))?;
-    let lowered = lower_region(&region, CODE_AT, EXIT_AT, 0, CompileOptions::default(), true, variant.nan_rules)
+    let lowered = lower_region(&region, CODE_AT, EXIT_AT, &LeafRoutines::placed_at(EXIT_AT), 0, CompileOptions::default(), true, variant.nan_rules)
         .map_err(|e| e.to_string())?;
     Ok(lowered.code.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())
 }

@@ -121,6 +121,17 @@ fn check_return(b: &mut Builder<'_>, target: Value, ret: u64) {
     b.switch_to(cont);
 }
 
+/// Lifts a `ret` at `at` into the builder's block: the return address
+/// popped and left for (the end of a routine `leaf-inline` ran).
+pub fn lift_ret(b: &mut Builder<'_>, at: u64) {
+    let mut insn = Instruction::default();
+    Decoder::with_ip(64, &[0xc3], at, DecoderOptions::NONE).decode_out(&mut insn);
+    match lift::lift(b, &insn, aarchx_pass::CpuLevel::V1) {
+        lift::Outcome::Ret(target) => b.exit_indirect(ExitKind::Ret, target),
+        _ => unreachable!("ret lifts to a return"),
+    }
+}
+
 /// Longest x86 instruction.
 const MAX_INSN_LEN: usize = 15;
 

@@ -90,6 +90,14 @@ pub trait GuestCode {
     /// Copies guest bytes at `addr` into `buf`; returns how many could be
     /// read (fewer at the end of executable memory).
     fn read(&self, addr: u64, buf: &mut [u8]) -> usize;
+
+    /// The name of the function that starts at `addr`, as the symbol
+    /// tables of the object mapped there give it (a glibc IFUNC-selected
+    /// variant by its IFUNC symbol's name: `strlen` for `__strlen_avx2`),
+    /// if the host knows one.
+    fn function_at(&self, _addr: u64) -> Option<String> {
+        None
+    }
 }
 
 /// What a running pass can see besides its region.

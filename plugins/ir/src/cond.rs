@@ -129,6 +129,21 @@ named_enum! {
         X87 = "x87",
         /// As `x87`, for the operations that also write EFLAGS (fcomi).
         X87Flags = "x87_flags",
+        /// The leaf routines ([`Helper::is_leaf`]): the C library function
+        /// of the name, under the System V ABI, on the arguments in rdi,
+        /// rsi and rdx: its result in rax and `leaf_done` set, or declined
+        /// (a fault, an overlapping move): nothing changed but `leaf_done`
+        /// cleared. What the routine would do to guest memory at a fault
+        /// is done (or not) again by the guest's own code that follows.
+        Strlen = "strlen",
+        Memchr = "memchr",
+        Memset = "memset",
+        /// memmove and memcpy: declined when the two ranges overlap.
+        Memmove = "memmove",
+        /// memcmp and bcmp: the difference of the first differing bytes.
+        Memcmp = "memcmp",
+        /// The difference of the first differing bytes.
+        Strcmp = "strcmp",
     }
 }
 
@@ -156,6 +171,9 @@ impl Helper {
             Helper::Cpuid => &[Reg::RAX, Reg::RCX],
             Helper::Rdtsc => &[],
             Helper::X87 | Helper::X87Flags => &X87_READS,
+            Helper::Strlen => &[Reg::RDI],
+            Helper::Strcmp => &[Reg::RDI, Reg::RSI],
+            Helper::Memchr | Helper::Memset | Helper::Memmove | Helper::Memcmp => &[Reg::RDI, Reg::RSI, Reg::RDX],
         }
     }
 
@@ -165,6 +183,19 @@ impl Helper {
             Helper::Rdtsc => &[Reg::RAX, Reg::RDX],
             Helper::X87 => &X87_WRITES,
             Helper::X87Flags => &X87_FLAGS_WRITES,
+            _ => &[Reg::RAX, Reg::LEAF_DONE],
         }
+    }
+
+    /// Whether this is a leaf routine: arm64 code under a private contract
+    /// in the JIT (arguments and result in the host registers pinned to
+    /// rdi, rsi, rdx and rax, nothing saved), not a call into Rust.
+    pub fn is_leaf(self) -> bool {
+        !matches!(self, Helper::Cpuid | Helper::Rdtsc | Helper::X87 | Helper::X87Flags)
+    }
+
+    /// Whether the helper may write guest memory.
+    pub fn stores(self) -> bool {
+        matches!(self, Helper::X87 | Helper::X87Flags | Helper::Memset | Helper::Memmove)
     }
 }

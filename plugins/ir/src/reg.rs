@@ -19,7 +19,8 @@ pub const GPR_NAMES: [&str; 16] =
 /// Names of the status and control flags, in [`crate::GuestState::flags`] order.
 pub const FLAG_NAMES: [&str; 7] = ["cf", "pf", "af", "zf", "sf", "of", "df"];
 /// Names of the special registers, from [`Reg::FS_BASE`] on.
-pub const SPECIAL_NAMES: [&str; 8] = ["fs_base", "gs_base", "mxcsr", "fpcw", "fpsw", "x87_op", "x87_addr", "fptag"];
+pub const SPECIAL_NAMES: [&str; 9] =
+    ["fs_base", "gs_base", "mxcsr", "fpcw", "fpsw", "x87_op", "x87_addr", "fptag", "leaf_done"];
 
 const FLAG0: u16 = 16;
 const XMM0: u16 = 32;
@@ -57,6 +58,9 @@ impl Reg {
     pub const X87_ADDR: Reg = Reg(SPECIAL0 + 6);
     /// The x87 tags, abridged as fxsave stores them (bit i: R<i> valid).
     pub const FPTAG: Reg = Reg(SPECIAL0 + 7);
+    /// Set by a leaf routine's `call` (see [`crate::cond::Helper::is_leaf`]):
+    /// 1 when the routine ran, 0 when it declined.
+    pub const LEAF_DONE: Reg = Reg(SPECIAL0 + 8);
 
     /// One past the highest register number: a table indexed by `Reg.0`
     /// of this length covers every register.
@@ -170,6 +174,7 @@ impl Reg {
                 Reg::MXCSR | Reg::X87_OP => Some(Type::I32),
                 Reg::FPCW | Reg::FPSW => Some(Type::I16),
                 Reg::FPTAG => Some(Type::I8),
+                Reg::LEAF_DONE => Some(Type::I1),
                 _ => None,
             }
         }

@@ -116,11 +116,22 @@ impl InstData {
     /// Target blocks of a `jump`, `brif` or `probe_indirect`.
     #[inline]
     pub fn successors(&self) -> &[u32] {
-        match self.op.format() {
-            Format::Jump => &self.args[..1],
-            Format::Brif => &self.args[1..3],
-            Format::Probe => &self.args[1..2],
-            _ => &[],
+        &self.args[Self::successor_args(self.op.format())]
+    }
+
+    /// Target blocks, to change.
+    pub fn successors_mut(&mut self) -> &mut [u32] {
+        &mut self.args[Self::successor_args(self.op.format())]
+    }
+
+    /// Where a format keeps its target blocks in `args`.
+    #[inline]
+    fn successor_args(format: Format) -> core::ops::Range<usize> {
+        match format {
+            Format::Jump => 0..1,
+            Format::Brif => 1..3,
+            Format::Probe => 1..2,
+            _ => 0..0,
         }
     }
 }

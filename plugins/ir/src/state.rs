@@ -28,7 +28,8 @@ pub struct GuestState {
     pub fpsw: u16,
     /// x87 tags, abridged as in fxsave: bit i set when R<i> holds a value.
     pub fptag: u8,
-    pub _pad2: u8,
+    /// Whether the last leaf routine ran (1) or declined (0): `leaf_done`.
+    pub leaf_done: u8,
     /// Scratch for the `x87` helpers: the operation (`x87::X87Insn`)
     /// and its memory operand's address, set by the lifter before a call.
     pub x87_op: u32,
@@ -52,7 +53,7 @@ impl Default for GuestState {
             st: [0; 8],
             fpsw: 0,
             fptag: 0,
-            _pad2: 0,
+            leaf_done: 0,
             x87_op: 0,
             x87_addr: 0,
             ymm_hi: [0; 16],
@@ -89,6 +90,7 @@ impl GuestState {
     pub const OFFSET_ST: usize = core::mem::offset_of!(GuestState, st);
     pub const OFFSET_FPSW: usize = core::mem::offset_of!(GuestState, fpsw);
     pub const OFFSET_FPTAG: usize = core::mem::offset_of!(GuestState, fptag);
+    pub const OFFSET_LEAF_DONE: usize = core::mem::offset_of!(GuestState, leaf_done);
     pub const OFFSET_X87_OP: usize = core::mem::offset_of!(GuestState, x87_op);
     pub const OFFSET_X87_ADDR: usize = core::mem::offset_of!(GuestState, x87_addr);
     pub const OFFSET_YMM_HI: usize = core::mem::offset_of!(GuestState, ymm_hi);
@@ -117,6 +119,7 @@ impl GuestState {
                 Reg::X87_OP => Self::OFFSET_X87_OP,
                 Reg::X87_ADDR => Self::OFFSET_X87_ADDR,
                 Reg::FPTAG => Self::OFFSET_FPTAG,
+                Reg::LEAF_DONE => Self::OFFSET_LEAF_DONE,
                 _ => panic!("invalid register {reg:?}"),
             }
         }
@@ -146,6 +149,7 @@ impl GuestState {
                 Reg::X87_OP => u128::from(self.x87_op),
                 Reg::X87_ADDR => u128::from(self.x87_addr),
                 Reg::FPTAG => u128::from(self.fptag),
+                Reg::LEAF_DONE => u128::from(self.leaf_done & 1),
                 _ => panic!("invalid register {reg:?}"),
             }
         }
@@ -175,6 +179,7 @@ impl GuestState {
                 Reg::X87_OP => self.x87_op = v as u32,
                 Reg::X87_ADDR => self.x87_addr = v as u64,
                 Reg::FPTAG => self.fptag = v as u8,
+                Reg::LEAF_DONE => self.leaf_done = (v & 1) as u8,
                 _ => panic!("invalid register {reg:?}"),
             }
         }

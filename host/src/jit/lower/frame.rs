@@ -457,12 +457,35 @@ impl Lowerer<'_> {
     /// which it saves and restores on the stack around the call (every
     /// call from translated code goes through here).
     pub fn call_ctx(&mut self, ctx_off: u32) {
-        let (xs, vs) = self.live_caller_saved();
         a64!(self.ops
             ; sub sp, sp, #PINNED_V_BYTES
             ; mov x17, sp
         );
         transfer_pinned_v(&mut self.ops, false, 17);
+        let live = self.save_live();
+        a64!(self.ops
+            ; ldr x16, [X(CTX_REG), #ctx_off]
+            ; blr x16
+        );
+        self.restore_live(live);
+        a64!(self.ops; mov x17, sp);
+        transfer_pinned_v(&mut self.ops, true, 17);
+        a64!(self.ops; add sp, sp, #PINNED_V_BYTES);
+    }
+
+    /// Calls the leaf routine at `entry` (see `crate::jit::leaf`: it
+    /// keeps the pinned registers and x30's callers), saving only the
+    /// values live across the instruction in caller-saved registers.
+    pub fn call_leaf(&mut self, entry: usize) {
+        let live = self.save_live();
+        a64!(self.ops; bl extern entry);
+        self.restore_live(live);
+    }
+
+    /// Pushes the caller-saved X and V registers live across the
+    /// instruction being lowered; returns them for [`Self::restore_live`].
+    fn save_live(&mut self) -> (Vec<u8>, Vec<u8>) {
+        let (xs, vs) = self.live_caller_saved();
         for pair in xs.chunks(2) {
             match *pair {
                 [a, b] => a64!(self.ops; stp X(a), X(b), [sp, #-16]!),
@@ -473,10 +496,11 @@ impl Lowerer<'_> {
         for &q in &vs {
             a64!(self.ops; str Q(q), [sp, #-16]!);
         }
-        a64!(self.ops
-            ; ldr x16, [X(CTX_REG), #ctx_off]
-            ; blr x16
-        );
+        (xs, vs)
+    }
+
+    /// Pops what [`Self::save_live`] pushed.
+    fn restore_live(&mut self, (xs, vs): (Vec<u8>, Vec<u8>)) {
         for &q in vs.iter().rev() {
             a64!(self.ops; ldr Q(q), [sp], #16);
         }
@@ -487,9 +511,6 @@ impl Lowerer<'_> {
                 _ => {}
             }
         }
-        a64!(self.ops; mov x17, sp);
-        transfer_pinned_v(&mut self.ops, true, 17);
-        a64!(self.ops; add sp, sp, #PINNED_V_BYTES);
     }
 
     /// The caller-saved X and V registers holding values defined before

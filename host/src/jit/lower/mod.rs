@@ -45,8 +45,10 @@ mod vector;
 use dynasmrt::aarch64::Aarch64Relocation;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler};
 
+use aarchx_ir::cond::Helper;
 use aarchx_ir::{InstData, Opcode, Region, Type, Value};
 
+use super::leaf::LeafRoutines;
 use super::CompileOptions;
 
 /// `dynasm!` for aarch64 on an assembler expression.
@@ -186,13 +188,14 @@ pub fn lower(
     region: &Region,
     base: usize,
     exit_addr: usize,
+    leaf: &LeafRoutines,
     first_stub: u32,
     options: CompileOptions,
     reads_flags: bool,
     nan_rules: NanRules,
 ) -> Result<Lowered, Decline> {
     debug_assert_eq!(base % 8, 0, "regions start 8-aligned");
-    let mut l = Lowerer::new(region, base, exit_addr, first_stub, options, nan_rules)?;
+    let mut l = Lowerer::new(region, base, exit_addr, *leaf, first_stub, options, nan_rules)?;
     let entry = if reads_flags {
         0
     } else {
@@ -236,6 +239,7 @@ struct Lowerer<'r> {
     r: &'r Region,
     ops: VecAssembler<Aarch64Relocation>,
     exit_addr: usize,
+    leaf: LeafRoutines,
     first_stub: u32,
     options: CompileOptions,
     /// Each value's home and fold, and the frame size.
@@ -277,6 +281,7 @@ impl<'r> Lowerer<'r> {
         r: &'r Region,
         base: usize,
         exit_addr: usize,
+        leaf: LeafRoutines,
         first_stub: u32,
         options: CompileOptions,
         nan_rules: NanRules,
@@ -308,11 +313,13 @@ impl<'r> Lowerer<'r> {
         }
         let mut ops = VecAssembler::new(base);
         let labels = (0..r.blocks.len()).map(|_| ops.new_dynamic_label()).collect();
-        let needs_rip = r.insts.iter().any(|d| d.op == Opcode::Call);
+        let needs_rip =
+            r.insts.iter().any(|d| d.op == Opcode::Call && Helper::from_u16(d.aux).is_none_or(|h| !h.is_leaf()));
         Ok(Lowerer {
             r,
             ops,
             exit_addr,
+            leaf,
             first_stub,
             options,
             alloc,

@@ -34,6 +34,7 @@ use crate::jit::ibtc;
 use crate::jit::regs::{pinned_v, BUDGET_REG, CTX_REG, PINNED, SPILL_AREA, STATE_REG};
 
 const OFF_RIP: u32 = GuestState::OFFSET_RIP as u32;
+const OFF_LEAF_DONE: u32 = GuestState::OFFSET_LEAF_DONE as u32;
 
 impl Lowerer<'_> {
     pub(super) fn term_op(&mut self, d: &InstData, b: usize) -> Result<(), Decline> {
@@ -43,6 +44,13 @@ impl Lowerer<'_> {
                 if self.needs_rip {
                     self.pending_rip = Some(d.imm64());
                 }
+            }
+            Opcode::Call if Helper::from_u16(d.aux).is_some_and(Helper::is_leaf) => {
+                // The routine reads and writes the pinned registers
+                // themselves; it reports in x0 whether it ran.
+                let helper = Helper::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
+                self.call_leaf(self.leaf.entry(helper));
+                a64!(self.ops; strb w0, [X(STATE_REG), #OFF_LEAF_DONE]);
             }
             Opcode::Call => {
                 self.flush_rip();

@@ -1,0 +1,192 @@
+/* The C library routines aarchx's leaf-inline pass replaces (strlen,
+ * memchr, memset, memcpy, memmove, memcmp, bcmp, strcmp), called through
+ * volatile pointers so the compiler cannot inline them: every length from
+ * 0 to 300 at every alignment of both operands within 64 bytes, strings and
+ * ranges that end at the last byte before an inaccessible page, overlapping
+ * moves (which the arm64 memmove declines) and reads that run into the
+ * inaccessible page (which fault in the guest's own code: the handler
+ * prints where). The output is a checksum per routine and each fault's
+ * offset from the page, so any difference from the real CPU shows. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static size_t (*volatile strlen_p)(const char *) = strlen;
+static void *(*volatile memchr_p)(const void *, int, size_t) = memchr;
+static void *(*volatile memset_p)(void *, int, size_t) = memset;
+static void *(*volatile memcpy_p)(void *, const void *, size_t) = memcpy;
+static void *(*volatile memmove_p)(void *, const void *, size_t) = memmove;
+static int (*volatile memcmp_p)(const void *, const void *, size_t) = memcmp;
+static int (*volatile bcmp_p)(const void *, const void *, size_t) = bcmp;
+static int (*volatile strcmp_p)(const char *, const char *) = strcmp;
+
+static uint64_t sum;
+
+static void mix(uint64_t v) {
+    sum = (sum ^ v) * 0x100000001b3ull;
+}
+
+/* memcmp's value beyond its sign differs between glibc's variants. */
+static uint64_t sign(int v) {
+    return (uint64_t)((v > 0) - (v < 0));
+}
+
+static unsigned char pool[1024], other[1024];
+static unsigned long seed = 12345;
+
+static unsigned rnd(void) {
+    seed = seed * 6364136223846793005ul + 1442695040888963407ul;
+    return (unsigned)(seed >> 33);
+}
+
+static void fill(unsigned char *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(1 + rnd() % 250);
+}
+
+static void report(const char *what) {
+    printf("%s %016llx\n", what, (unsigned long long)sum);
+    sum = 0;
+}
+
+static sigjmp_buf back;
+static volatile uintptr_t fault_page;
+
+static void on_segv(int sig, siginfo_t *si, void *uc) {
+    (void)sig;
+    (void)uc;
+    printf("  fault at page%+ld\n", (long)((uintptr_t)si->si_addr - fault_page));
+    siglongjmp(back, 1);
+}
+
+int main(void) {
+    long page = sysconf(_SC_PAGESIZE);
+    /* Two pages, the second inaccessible: an edge to end data at. */
+    unsigned char *map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED || mprotect(map + page, page, PROT_NONE) != 0)
+        return 1;
+    unsigned char *edge = map + page;
+    fault_page = (uintptr_t)edge;
+
+    for (size_t a = 0; a < 64; a++)
+        for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 7)) {
+            fill(pool + a, n);
+            pool[a + n] = 0;
+            mix(strlen_p((char *)pool + a));
+            unsigned char *e = edge - n - 1;
+            memcpy(e, pool + a, n + 1);
+            mix(strlen_p((char *)e));
+        }
+    report("strlen");
+
+    for (size_t a = 0; a < 64; a++)
+        for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 7)) {
+            fill(pool + a, n + 8);
+            int c = pool[a + (n ? rnd() % n : 0)];
+            unsigned char *r = memchr_p(pool + a, c, n);
+            mix(r ? (uint64_t)(r - pool) : ~0ull);
+            mix(memchr_p(pool + a, 0, n) == NULL);
+            memcpy(edge - n, pool + a, n);
+            r = memchr_p(edge - n, 0, n);
+            mix(r ? (uint64_t)(edge - r) : ~0ull);
+        }
+    report("memchr");
+
+    for (size_t a = 0; a < 64; a++)
+        for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 7)) {
+            memset(pool, 0x11, sizeof pool);
+            mix(memset_p(pool + a, (int)(a * 7 + n), n) == pool + a);
+            for (size_t i = 0; i < a + n + 70; i++)
+                mix(pool[i]);
+            memset_p(edge - n, 0x5a, n);
+            mix(edge[-1] + (n ? edge[-(long)n] : 0));
+        }
+    report("memset");
+
+    for (size_t a = 0; a < 32; a++)
+        for (size_t b = 0; b < 32; b += 3)
+            for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 11)) {
+                fill(other, 400);
+                memset(pool, 0, 400);
+                mix(memcpy_p(pool + a, other + b, n) == pool + a);
+                for (size_t i = 0; i < a + n + 40; i++)
+                    mix(pool[i]);
+                memcpy_p(edge - n, other + b, n);
+                mix(n ? edge[-1] : 0);
+            }
+    report("memcpy");
+
+    for (size_t d = 0; d < 48; d++)
+        for (size_t s = 0; s < 48; s += 5)
+            for (size_t n = 0; n <= 200; n += (n < 40 ? 1 : 13)) {
+                for (size_t i = 0; i < 400; i++)
+                    pool[i] = (unsigned char)i;
+                mix(memmove_p(pool + d, pool + s, n) == pool + d);
+                for (size_t i = 0; i < 260; i++)
+                    mix(pool[i]);
+            }
+    report("memmove");
+
+    for (size_t a = 0; a < 32; a++)
+        for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 7)) {
+            fill(pool + a, n);
+            memcpy(other + 5, pool + a, n);
+            mix(sign(memcmp_p(pool + a, other + 5, n)));
+            if (n) {
+                size_t i = rnd() % n;
+                other[5 + i] = (unsigned char)(other[5 + i] + 1 + rnd() % 200);
+                mix(sign(memcmp_p(pool + a, other + 5, n)));
+                mix(sign(memcmp_p(other + 5, pool + a, n)));
+                mix(bcmp_p(pool + a, other + 5, n) != 0);
+            }
+            memcpy(edge - n, pool + a, n);
+            mix(sign(memcmp_p(edge - n, pool + a, n)));
+        }
+    report("memcmp");
+
+    for (size_t a = 0; a < 32; a++)
+        for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 7)) {
+            fill(pool + a, n);
+            pool[a + n] = 0;
+            memcpy(other + 3, pool + a, n + 1);
+            mix((uint64_t)(int64_t)strcmp_p((char *)pool + a, (char *)other + 3));
+            if (n) {
+                size_t i = rnd() % n;
+                other[3 + i] = (unsigned char)(rnd() % 256);
+                mix((uint64_t)(int64_t)strcmp_p((char *)pool + a, (char *)other + 3));
+                mix((uint64_t)(int64_t)strcmp_p((char *)other + 3, (char *)pool + a));
+            }
+            memcpy(edge - n - 1, pool + a, n + 1);
+            mix((uint64_t)(int64_t)strcmp_p((char *)edge - n - 1, (char *)pool + a));
+        }
+    report("strcmp");
+
+    /* Reads into the inaccessible page: the routine's own code faults. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &sa, NULL);
+    for (int k = 0; k < 6; k++) {
+        memset(edge - 64, 'x', 64);
+        if (sigsetjmp(back, 1) == 0) {
+            switch (k) {
+            case 0: mix(strlen_p((char *)edge - 5)); break;
+            case 1: mix((uint64_t)(uintptr_t)memchr_p(edge - 20, 'q', 4096)); break;
+            case 2: mix((uint64_t)strcmp_p((char *)edge - 64, (char *)edge - 64)); break;
+            case 3: memset_p(edge - 3, 0, 100); break;
+            case 4: memcpy_p(edge - 10, pool, 300); break;
+            case 5: mix(sign(memcmp_p(edge - 30, edge - 30, 50))); break;
+            }
+            printf("  call %d returned\n", k);
+        }
+    }
+    report("faults");
+    return 0;
+}

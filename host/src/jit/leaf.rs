@@ -1,0 +1,375 @@
+//! The leaf routines in arm64 ([`Helper::is_leaf`]; `crate::leaf` has
+//! the contract and the interpreter's versions), generated once after the
+//! entry trampoline and reached from translated code by `bl`.
+//!
+//! The private contract: the arguments are in the host registers pinned
+//! to rdi, rsi and rdx (x21, x22, x23); a routine that runs puts its result
+//! in rax's (x20) and returns x0 = 1; one that declines leaves x20 alone and
+//! returns x0 = 0. They use x0-x17, v0-v3 and NZCV only, never x30 and
+//! never the stack, so the caller saves nothing but the lowering's own
+//! live values in those registers (none at a region's entry, where the
+//! `leaf-inline` pass puts the call). A guest memory fault anywhere in them
+//! resumes at [`LeafRoutines::decline`] (`crate::signals`): x0 = 0 and
+//! `ret` through the untouched x30, so the guest's own code takes the fault.
+//!
+//! Memory is read in aligned 16-byte chunks where the end is not known in
+//! advance (strlen, memchr, strcmp near a page end byte by byte), which
+//! never cross a page the guest's own routine would not touch; stores and
+//! length-bounded reads stay within the C function's range.
+
+#[cfg(target_arch = "aarch64")]
+use dynasmrt::aarch64::Aarch64Relocation;
+#[cfg(target_arch = "aarch64")]
+use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi, VecAssembler};
+
+use aarchx_ir::cond::Helper;
+
+#[cfg(target_arch = "aarch64")]
+use super::cache::CodeCache;
+
+/// Where the routines are in the code cache.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LeafRoutines {
+    /// Each leaf helper's entry, by its position among them.
+    entries: [usize; LEAVES],
+    /// The routines' code, `[start, end)`.
+    pub range: (usize, usize),
+    /// Where a fault inside them resumes.
+    pub decline: usize,
+}
+
+const LEAVES: usize = 6;
+
+impl LeafRoutines {
+    /// Every routine at `addr`: for lowering code that never runs (the
+    /// codegen counts, `aarchx explain`).
+    pub fn placed_at(addr: usize) -> LeafRoutines {
+        LeafRoutines { entries: [addr; LEAVES], range: (addr, addr), decline: addr }
+    }
+
+    /// Assembles the routines into `cache`.
+    #[cfg(target_arch = "aarch64")]
+    pub fn generate(cache: &mut CodeCache) -> Result<LeafRoutines, String> {
+        let at = cache.next_addr();
+        let mut ops = VecAssembler::<Aarch64Relocation>::new(at);
+        let mut entries = [0usize; LEAVES];
+        for (i, &helper) in Helper::ALL.iter().filter(|h| h.is_leaf()).enumerate() {
+            entries[i] = ops.offset().0;
+            match helper {
+                Helper::Strlen => strlen(&mut ops),
+                Helper::Memchr => memchr(&mut ops),
+                Helper::Memset => memset(&mut ops),
+                Helper::Memmove => memmove(&mut ops),
+                Helper::Memcmp => memcmp(&mut ops),
+                Helper::Strcmp => strcmp(&mut ops),
+                _ => unreachable!("{helper} is not a leaf routine"),
+            }
+        }
+        let decline = ops.offset().0;
+        dynasm!(ops; .arch aarch64; mov x0, #0; ret);
+        let code = ops.finalize().map_err(|e| e.to_string())?;
+        let start = cache.push(at, &code).ok_or("no room for the leaf routines")?;
+        Ok(LeafRoutines {
+            entries: entries.map(|e| start + e),
+            range: (start, start + code.len()),
+            decline: start + decline,
+        })
+    }
+
+    /// The entry of leaf routine `helper`.
+    pub fn entry(&self, helper: Helper) -> usize {
+        let i = helper as usize - Helper::Strlen as usize;
+        self.entries[i]
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+type Ops = VecAssembler<Aarch64Relocation>;
+
+/// x20 = the length of the string at x21.
+#[cfg(target_arch = "aarch64")]
+fn strlen(ops: &mut Ops) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; and x1, x21, #0xffff_ffff_ffff_fff0
+        ; ldr q0, [x1]
+        ; cmeq v0.b16, v0.b16, #0
+        // A nibble per byte; the bytes before the string shifted out
+        // (lsr takes the shift modulo 64: (x21 & 15) * 4).
+        ; shrn v0.b8, v0.h8, #4
+        ; fmov x2, d0
+        ; lsl x3, x21, #2
+        ; lsr x2, x2, x3
+        ; cbz x2, >next
+        ; rbit x2, x2
+        ; clz x2, x2
+        ; lsr x20, x2, #2
+        ; mov x0, #1
+        ; ret
+        ; next:
+        ; ldr q0, [x1, #16]!
+        ; cmeq v0.b16, v0.b16, #0
+        ; shrn v0.b8, v0.h8, #4
+        ; fmov x2, d0
+        ; cbz x2, <next
+        ; rbit x2, x2
+        ; clz x2, x2
+        ; add x1, x1, x2, lsr #2
+        ; sub x20, x1, x21
+        ; mov x0, #1
+        ; ret
+    );
+}
+
+/// x20 = the first byte x22 in the x23 bytes at x21, or 0.
+#[cfg(target_arch = "aarch64")]
+fn memchr(ops: &mut Ops) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; cbz x23, >none
+        ; dup v1.b16, w22
+        ; and x1, x21, #0xffff_ffff_ffff_fff0
+        // x4: the bytes from the chunk at x1 to the end (at most 2^64 - 1).
+        ; and x3, x21, #15
+        ; adds x4, x23, x3
+        ; csinv x4, x4, xzr, cc
+        ; ldr q0, [x1]
+        ; cmeq v0.b16, v0.b16, v1.b16
+        ; shrn v0.b8, v0.h8, #4
+        ; fmov x2, d0
+        ; lsl x5, x21, #2
+        ; lsr x2, x2, x5
+        ; lsl x2, x2, x5
+        ; b >check
+        ; next:
+        ; ldr q0, [x1, #16]!
+        ; cmeq v0.b16, v0.b16, v1.b16
+        ; shrn v0.b8, v0.h8, #4
+        ; fmov x2, d0
+        ; check:
+        ; cbnz x2, >hit
+        ; subs x4, x4, #16
+        ; b.hi <next
+        ; b >none
+        ; hit:
+        ; rbit x2, x2
+        ; clz x2, x2
+        ; lsr x2, x2, #2
+        ; cmp x2, x4
+        ; b.hs >none
+        ; add x20, x1, x2
+        ; mov x0, #1
+        ; ret
+        ; none:
+        ; mov x20, #0
+        ; mov x0, #1
+        ; ret
+    );
+}
+
+/// Fills the x23 bytes at x21 with byte x22; x20 = x21.
+#[cfg(target_arch = "aarch64")]
+fn memset(ops: &mut Ops) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; dup v0.b16, w22
+        ; add x2, x21, x23
+        ; cmp x23, #16
+        ; b.lo >small
+        ; cmp x23, #32
+        ; b.lo >mid
+        ; mov x1, x21
+        ; sub x3, x2, #32
+        ; loop32:
+        ; stp q0, q0, [x1], #32
+        ; cmp x1, x3
+        ; b.lo <loop32
+        ; stp q0, q0, [x3]
+        ; b >done
+        ; mid:
+        ; str q0, [x21]
+        ; stur q0, [x2, #-16]
+        ; b >done
+        ; small:
+        ; mov x1, x21
+        ; tbz x23, #3, >w4
+        ; str d0, [x1], #8
+        ; w4:
+        ; tbz x23, #2, >w2
+        ; str s0, [x1], #4
+        ; w2:
+        ; tbz x23, #1, >w1
+        ; str h0, [x1], #2
+        ; w1:
+        ; tbz x23, #0, >done
+        ; str b0, [x1]
+        ; done:
+        ; mov x20, x21
+        ; mov x0, #1
+        ; ret
+    );
+}
+
+/// Copies the x23 bytes at x22 to x21; x20 = x21. Declines when the two
+/// ranges overlap or wrap.
+#[cfg(target_arch = "aarch64")]
+fn memmove(ops: &mut Ops) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; cbz x23, >done
+        ; adds x4, x22, x23
+        ; b.cs >decline
+        ; adds x5, x21, x23
+        ; b.cs >decline
+        ; cmp x21, x4
+        ; b.hs >apart
+        ; cmp x22, x5
+        ; b.hs >apart
+        ; decline:
+        ; mov x0, #0
+        ; ret
+        ; apart:
+        ; cmp x23, #16
+        ; b.lo >small
+        ; cmp x23, #32
+        ; b.lo >mid
+        ; mov x1, x21
+        ; mov x2, x22
+        ; mov x6, x23
+        ; loop32:
+        ; ldp q0, q1, [x2], #32
+        ; stp q0, q1, [x1], #32
+        ; sub x6, x6, #32
+        ; cmp x6, #32
+        ; b.hs <loop32
+        ; ldp q0, q1, [x4, #-32]
+        ; stp q0, q1, [x5, #-32]
+        ; b >done
+        ; mid:
+        ; ldr q0, [x22]
+        ; ldur q1, [x4, #-16]
+        ; str q0, [x21]
+        ; stur q1, [x5, #-16]
+        ; b >done
+        ; small:
+        ; tbz x23, #3, >lt8
+        ; ldr x7, [x22]
+        ; ldur x8, [x4, #-8]
+        ; str x7, [x21]
+        ; stur x8, [x5, #-8]
+        ; b >done
+        ; lt8:
+        ; tbz x23, #2, >lt4
+        ; ldr w7, [x22]
+        ; ldur w8, [x4, #-4]
+        ; str w7, [x21]
+        ; stur w8, [x5, #-4]
+        ; b >done
+        ; lt4:
+        ; ldrb w7, [x22]
+        ; strb w7, [x21]
+        ; tbz x23, #1, >done
+        ; ldurh w7, [x4, #-2]
+        ; sturh w7, [x5, #-2]
+        ; done:
+        ; mov x20, x21
+        ; mov x0, #1
+        ; ret
+    );
+}
+
+/// x20 = the difference of the first differing bytes of the x23 bytes at
+/// x21 and x22 (as a 32-bit int, zero-extended), or 0.
+#[cfg(target_arch = "aarch64")]
+fn memcmp(ops: &mut Ops) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; mov x1, x21
+        ; mov x2, x22
+        ; mov x3, x23
+        ; loop16:
+        ; cmp x3, #16
+        ; b.lo >bytes
+        ; ldr q0, [x1], #16
+        ; ldr q1, [x2], #16
+        ; cmeq v0.b16, v0.b16, v1.b16
+        ; mvn v0.b16, v0.b16
+        ; shrn v0.b8, v0.h8, #4
+        ; fmov x4, d0
+        ; sub x3, x3, #16
+        ; cbz x4, <loop16
+        ; rbit x4, x4
+        ; clz x4, x4
+        ; lsr x4, x4, #2
+        ; sub x1, x1, #16
+        ; sub x2, x2, #16
+        ; ldrb w5, [x1, x4]
+        ; ldrb w6, [x2, x4]
+        ; sub w20, w5, w6
+        ; mov x0, #1
+        ; ret
+        ; bytes:
+        ; cbz x3, >equal
+        ; ldrb w5, [x1], #1
+        ; ldrb w6, [x2], #1
+        ; sub x3, x3, #1
+        ; cmp w5, w6
+        ; b.eq <bytes
+        ; sub w20, w5, w6
+        ; mov x0, #1
+        ; ret
+        ; equal:
+        ; mov x20, #0
+        ; mov x0, #1
+        ; ret
+    );
+}
+
+/// x20 = the difference of the first differing bytes of the strings at x21
+/// and x22 (as a 32-bit int, zero-extended), or 0.
+#[cfg(target_arch = "aarch64")]
+fn strcmp(ops: &mut Ops) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; mov x1, x21
+        ; mov x2, x22
+        ; next:
+        // Within 16 bytes of a page's end, one byte at a time.
+        ; and x3, x1, #0xfff
+        ; cmp x3, #0xff0
+        ; b.hi >byte
+        ; and x3, x2, #0xfff
+        ; cmp x3, #0xff0
+        ; b.hi >byte
+        ; ldr q0, [x1], #16
+        ; ldr q1, [x2], #16
+        // Lanes to stop at: the bytes differ, or the first one ends.
+        ; cmeq v2.b16, v0.b16, v1.b16
+        ; cmeq v3.b16, v0.b16, #0
+        ; bic v2.b16, v2.b16, v3.b16
+        ; mvn v2.b16, v2.b16
+        ; shrn v2.b8, v2.h8, #4
+        ; fmov x4, d2
+        ; cbz x4, <next
+        ; rbit x4, x4
+        ; clz x4, x4
+        ; lsr x4, x4, #2
+        ; sub x1, x1, #16
+        ; sub x2, x2, #16
+        ; ldrb w5, [x1, x4]
+        ; ldrb w6, [x2, x4]
+        ; sub w20, w5, w6
+        ; mov x0, #1
+        ; ret
+        ; byte:
+        ; ldrb w5, [x1], #1
+        ; ldrb w6, [x2], #1
+        ; cmp w5, w6
+        ; b.ne >end
+        ; cbnz w5, <next
+        ; end:
+        ; sub w20, w5, w6
+        ; mov x0, #1
+        ; ret
+    );
+}

@@ -1,0 +1,145 @@
+//! The leaf routines as the interpreter runs them: each C library function
+//! of [`Helper::is_leaf`] on the guest state's arguments, reading and
+//! writing guest memory through the fault probes. A fault declines the
+//! routine (`leaf_done` cleared, rax unchanged), so the guest's own x86
+//! code that follows takes the fault itself and its handler sees what it
+//! would have seen. The JIT's arm64 versions (`jit/leaf.rs`) follow the
+//! same contract; tests hold the two to each other and to the guest's own
+//! routines.
+//!
+//! Memory is touched a chunk at a time, never past the page that holds
+//! the last byte the function needs (the terminator, the match, the
+//! length's end), so a routine faults only where the x86 code would.
+
+use aarchx_ir::cond::Helper;
+use aarchx_ir::{GuestState, Reg};
+
+use crate::signal::probe;
+
+/// Bytes read or written at a time (and at most to the end of a page).
+const CHUNK: u64 = 64;
+const PAGE: u64 = 4096;
+
+/// A guest memory access the routine could not make.
+struct Faulted;
+
+/// Runs leaf routine `helper` on `state`: its result in rax and
+/// `leaf_done` set, or `leaf_done` cleared.
+pub fn run(helper: Helper, state: &mut GuestState) {
+    let (a, b, n) = (state.get(Reg::RDI) as u64, state.get(Reg::RSI) as u64, state.get(Reg::RDX) as u64);
+    let result = match helper {
+        Helper::Strlen => strlen(a),
+        Helper::Memchr => memchr(a, b as u8, n),
+        Helper::Memset => memset(a, b as u8, n),
+        Helper::Memmove => memmove(a, b, n),
+        Helper::Memcmp => memcmp(a, b, n),
+        Helper::Strcmp => strcmp(a, b),
+        Helper::Cpuid | Helper::Rdtsc | Helper::X87 | Helper::X87Flags => unreachable!("not a leaf routine: {helper}"),
+    };
+    match result {
+        Ok(Some(rax)) => {
+            state.set(Reg::RAX, u128::from(rax));
+            state.set(Reg::LEAF_DONE, 1);
+        }
+        Ok(None) | Err(Faulted) => state.set(Reg::LEAF_DONE, 0),
+    }
+}
+
+/// How many bytes from `at` to read next: a chunk, not past the page.
+fn span(at: u64) -> usize {
+    (CHUNK - at % CHUNK).min(PAGE - at % PAGE) as usize
+}
+
+fn read(at: u64, len: usize) -> Result<[u8; CHUNK as usize], Faulted> {
+    let mut buf = [0u8; CHUNK as usize];
+    probe::copy_from(at, &mut buf[..len]).map_err(|_| Faulted)?;
+    Ok(buf)
+}
+
+fn strlen(s: u64) -> Result<Option<u64>, Faulted> {
+    let mut at = s;
+    loop {
+        let len = span(at);
+        let buf = read(at, len)?;
+        if let Some(i) = buf[..len].iter().position(|&c| c == 0) {
+            return Ok(Some((at + i as u64).wrapping_sub(s)));
+        }
+        at = at.wrapping_add(len as u64);
+    }
+}
+
+fn memchr(s: u64, c: u8, n: u64) -> Result<Option<u64>, Faulted> {
+    let (mut at, end) = (s, s.wrapping_add(n));
+    if end < s {
+        // The range wraps: the guest's code says what that does.
+        return Ok(None);
+    }
+    while at < end {
+        let len = span(at).min((end - at) as usize);
+        let buf = read(at, len)?;
+        if let Some(i) = buf[..len].iter().position(|&b| b == c) {
+            return Ok(Some(at + i as u64));
+        }
+        at += len as u64;
+    }
+    Ok(Some(0))
+}
+
+fn memset(d: u64, c: u8, n: u64) -> Result<Option<u64>, Faulted> {
+    let Some(end) = d.checked_add(n) else { return Ok(None) };
+    let mut at = d;
+    while at < end {
+        let len = span(at).min((end - at) as usize);
+        probe::copy_to(at, &[c; CHUNK as usize][..len]).map_err(|_| Faulted)?;
+        at += len as u64;
+    }
+    Ok(Some(d))
+}
+
+fn memmove(d: u64, s: u64, n: u64) -> Result<Option<u64>, Faulted> {
+    let (Some(dend), Some(send)) = (d.checked_add(n), s.checked_add(n)) else { return Ok(None) };
+    if n != 0 && d < send && s < dend {
+        return Ok(None);
+    }
+    let mut done = 0;
+    while done < n {
+        let len = span(s + done).min((n - done) as usize);
+        let buf = read(s + done, len)?;
+        probe::copy_to(d + done, &buf[..len]).map_err(|_| Faulted)?;
+        done += len as u64;
+    }
+    Ok(Some(d))
+}
+
+/// The System V result of a byte comparison: the difference of the first
+/// differing bytes as a 32-bit int, zero-extended (`subl` into eax).
+fn difference(x: u8, y: u8) -> u64 {
+    u64::from(u32::from(x).wrapping_sub(u32::from(y)))
+}
+
+fn memcmp(a: u64, b: u64, n: u64) -> Result<Option<u64>, Faulted> {
+    let mut done = 0u64;
+    while done < n {
+        let (p, q) = (a.wrapping_add(done), b.wrapping_add(done));
+        let len = span(p).min(span(q)).min((n - done) as usize);
+        let (x, y) = (read(p, len)?, read(q, len)?);
+        if let Some(i) = (0..len).find(|&i| x[i] != y[i]) {
+            return Ok(Some(difference(x[i], y[i])));
+        }
+        done += len as u64;
+    }
+    Ok(Some(0))
+}
+
+fn strcmp(a: u64, b: u64) -> Result<Option<u64>, Faulted> {
+    let mut done = 0u64;
+    loop {
+        let (p, q) = (a.wrapping_add(done), b.wrapping_add(done));
+        let len = span(p).min(span(q));
+        let (x, y) = (read(p, len)?, read(q, len)?);
+        if let Some(i) = (0..len).find(|&i| x[i] != y[i] || x[i] == 0) {
+            return Ok(Some(difference(x[i], y[i])));
+        }
+        done += len as u64;
+    }
+}

@@ -1,0 +1,176 @@
+//! The functions an ELF file names: its symbol tables (`.symtab` and
+//! `.dynsym`) and, for glibc's IFUNC-selected routines, which variant the
+//! dynamic loader chose. An IFUNC symbol (`strlen`) is its resolver's
+//! address; the loader calls the resolver and writes the variant it
+//! returns (`__strlen_sse2`, `__strlen_avx2`, ...) into each GOT slot an
+//! `R_X86_64_IRELATIVE` relocation names with the resolver as addend, and
+//! a shared library's local names of the variants are stripped. So once
+//! the object is relocated, a slot whose addend is the IFUNC symbol's
+//! resolver holds the address of the variant that the symbol's name stands
+//! for. The translator asks [`ObjectSymbols::function_at`] where a region
+//! starts (the `leaf-inline` pass); `aarchx explain` reads the symbols.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use object::elf::{R_X86_64_IRELATIVE, PT_LOAD, PF_X};
+use object::read::elf::{ElfFile64, ProgramHeader};
+use object::{Object, ObjectSymbol, RelocationFlags, SymbolKind};
+use rustc_hash::FxHashMap;
+
+use crate::objects::Identity;
+
+/// A symbol with an address.
+#[derive(Clone, Debug)]
+pub struct Symbol {
+    pub name: String,
+    pub addr: u64,
+    pub size: u64,
+    /// An IFUNC symbol: `addr` is its resolver.
+    pub ifunc: bool,
+}
+
+/// A loadable segment: its file offset, virtual address and size in
+/// memory, and whether it is executable.
+#[derive(Clone, Copy, Debug)]
+pub struct Segment {
+    pub offset: u64,
+    pub vaddr: u64,
+    pub memsz: u64,
+    pub exec: bool,
+}
+
+/// What an ELF file says about its functions.
+#[derive(Debug, Default)]
+pub struct ElfSymbols {
+    /// Every symbol with an address but sections' (functions, IFUNC
+    /// resolvers, objects, an assembly file's labels).
+    pub symbols: Vec<Symbol>,
+    pub segments: Vec<Segment>,
+    /// `R_X86_64_IRELATIVE` relocations: the slot and the resolver.
+    irelative: Vec<(u64, u64)>,
+}
+
+impl ElfSymbols {
+    /// Reads `data` as an x86-64 ELF file; `None` when it is not one.
+    pub fn parse(data: &[u8]) -> Option<ElfSymbols> {
+        let file = ElfFile64::<object::Endianness>::parse(data).ok()?;
+        let symbols = file
+            .symbols()
+            .chain(file.dynamic_symbols())
+            .filter(|s| !s.is_undefined() && s.address() != 0 && s.kind() != SymbolKind::Section)
+            .filter_map(|s| {
+                let ifunc = matches!(s.flags(), object::SymbolFlags::Elf { st_info, .. } if st_info & 0xf == object::elf::STT_GNU_IFUNC);
+                Some(Symbol { name: s.name().ok()?.to_string(), addr: s.address(), size: s.size(), ifunc })
+            })
+            .collect();
+        let endian = file.endian();
+        let segments = file
+            .elf_program_headers()
+            .iter()
+            .filter(|p| p.p_type(endian) == PT_LOAD)
+            .map(|p| Segment {
+                offset: p.p_offset(endian),
+                vaddr: p.p_vaddr(endian),
+                memsz: p.p_memsz(endian),
+                exec: p.p_flags(endian) & PF_X != 0,
+            })
+            .collect();
+        let irelative = file
+            .dynamic_relocations()
+            .into_iter()
+            .flatten()
+            .filter(|(_, r)| matches!(r.flags(), RelocationFlags::Elf { r_type } if r_type == R_X86_64_IRELATIVE))
+            .map(|(slot, r)| (slot, r.addend() as u64))
+            .collect();
+        Some(ElfSymbols { symbols, segments, irelative })
+    }
+}
+
+/// A mapped object's function names, for looking up region starts.
+#[derive(Debug, Default)]
+pub struct ObjectSymbols {
+    segments: Vec<Segment>,
+    /// Functions by virtual address (not IFUNC resolvers): the first name
+    /// found for each.
+    functions: FxHashMap<u64, String>,
+    /// For each IFUNC symbol with `R_X86_64_IRELATIVE` slots: a slot and
+    /// the symbol's resolver and name.
+    ifunc_slots: Vec<(u64, u64, String)>,
+    /// The variants the slots hold, once every slot holds one (the object
+    /// is relocated), by the address of the object's virtual address 0
+    /// they were read at.
+    chosen: OnceLock<(u64, FxHashMap<u64, String>)>,
+}
+
+impl ObjectSymbols {
+    /// The functions of the ELF file at `path`; empty when it cannot be
+    /// read, is not ELF, or is no longer the file of identity `identity`
+    /// that was mapped.
+    pub fn of_file(path: &Path, identity: Identity) -> ObjectSymbols {
+        let same = std::fs::metadata(path).is_ok_and(|m| Identity::of(&m) == identity);
+        let Some(elf) = same.then(|| std::fs::read(path).ok()).flatten().and_then(|d| ElfSymbols::parse(&d)) else {
+            return ObjectSymbols::default();
+        };
+        let mut functions = FxHashMap::default();
+        for s in elf.symbols.iter().filter(|s| !s.ifunc) {
+            functions.entry(s.addr).or_insert_with(|| s.name.clone());
+        }
+        let resolvers: FxHashMap<u64, &str> =
+            elf.symbols.iter().filter(|s| s.ifunc).map(|s| (s.addr, s.name.as_str())).collect();
+        let ifunc_slots = elf
+            .irelative
+            .iter()
+            .filter_map(|&(slot, resolver)| Some((slot, resolver, resolvers.get(&resolver)?.to_string())))
+            .collect();
+        ObjectSymbols { segments: elf.segments, functions, ifunc_slots, chosen: OnceLock::new() }
+    }
+
+    /// The guest address of virtual address 0, for a mapping that puts
+    /// `position` (a file offset, or a virtual address for an `image`) at
+    /// guest address `addr`.
+    pub fn base(&self, addr: u64, position: u64, image: bool) -> Option<u64> {
+        if image {
+            return Some(addr.wrapping_sub(position));
+        }
+        let s = self.segments.iter().find(|s| position >= s.offset && position - s.offset < s.memsz)?;
+        Some(addr.wrapping_sub(position - s.offset + s.vaddr))
+    }
+
+    /// The name of the function starting at guest address `addr` of the
+    /// object loaded at `base` (the guest address of its virtual address
+    /// 0), reading its GOT slots with `read_u64` (`None` where guest
+    /// memory cannot be read).
+    pub fn function_at(&self, addr: u64, base: u64, read_u64: impl Fn(u64) -> Option<u64>) -> Option<String> {
+        let vaddr = addr.wrapping_sub(base);
+        if let Some(name) = self.functions.get(&vaddr) {
+            return Some(name.clone());
+        }
+        if self.ifunc_slots.is_empty() {
+            return None;
+        }
+        if let Some((_, chosen)) = self.chosen.get().filter(|(at, _)| *at == base) {
+            return chosen.get(&vaddr).cloned();
+        }
+        // A slot holds its variant once relocated: an address in the
+        // object's code other than its resolver's.
+        let in_code = |v: u64| self.segments.iter().any(|s| s.exec && v >= s.vaddr && v - s.vaddr < s.memsz);
+        let mut chosen = FxHashMap::default();
+        let mut every = true;
+        for (slot, resolver, name) in &self.ifunc_slots {
+            match read_u64(base.wrapping_add(*slot)).map(|v| v.wrapping_sub(base)) {
+                Some(v) if in_code(v) && v != *resolver => {
+                    chosen.entry(v).or_insert_with(|| name.clone());
+                }
+                _ => every = false,
+            }
+        }
+        let found = chosen.get(&vaddr).cloned();
+        if every {
+            // Relocated slots do not change again (RELRO makes them
+            // read-only), so the answer is kept.
+            let _ = self.chosen.set((base, chosen));
+        }
+        found
+    }
+}

@@ -1,0 +1,263 @@
+//! The `leaf-inline` pass: a region that starts at the entry of a C
+//! library routine the runtime has in arm64 (the leaf helpers,
+//! [`Helper::is_leaf`]: strlen, memchr, memset, memcpy/memmove, memcmp/bcmp,
+//! strcmp) calls that routine first. When it ran, the region returns as
+//! the routine's `ret` would (lifted by the decoder); when it declined (a
+//! fault, an overlapping move), the guest's own code follows, unchanged.
+//!
+//! Entries are found by name ([`aarchx_pass::GuestCode::function_at`]):
+//! the C name, or a glibc variant `__NAME_*` (`__strlen_avx2`,
+//! `__memmove_sse2_unaligned_erms`), never a `_chk` one, whose arguments
+//! differ. The substitution holds at the level of the System V ABI: rax,
+//! rsp, rip, the callee-saved registers and memory are what the routine
+//! leaves; the caller-saved registers the routine would have clobbered
+//! keep their values and the status flags are cleared (DF, which the ABI
+//! keeps clear across calls, is left alone): no caller can read either.
+
+use aarchx_ir::cond::Helper;
+use aarchx_ir::region::BlockData;
+use aarchx_ir::{Block, Builder, InstData, Opcode, Reg, Region, Type};
+use aarchx_pass::{OptionSpec, OptionValue, Pass, PassContext, PassError, PassInfo, Report, Stage};
+
+pub static INFO: PassInfo = PassInfo {
+    name: "leaf-inline",
+    stage: Stage::Region,
+    doc: "Calls arm64 versions of strlen, memchr, memset, memcpy/memmove, memcmp/bcmp and strcmp at their entries.",
+    options: &[
+        OptionSpec {
+            name: "enabled",
+            default: || OptionValue::Bool(true),
+            doc: "Substitute the routines (false: the pass changes nothing, for A/B runs).",
+        },
+        OptionSpec {
+            name: "counts",
+            default: || OptionValue::Bool(false),
+            doc: "Count each routine's runs and declines and report them at exit.",
+        },
+    ],
+    create: |o| Box::new(LeafInline { enabled: o.bool("enabled"), counts: o.bool("counts") }),
+};
+
+/// The routines by the C names they serve.
+const ROUTINES: [(&str, Helper); 8] = [
+    ("strlen", Helper::Strlen),
+    ("memchr", Helper::Memchr),
+    ("memset", Helper::Memset),
+    ("memmove", Helper::Memmove),
+    ("memcpy", Helper::Memmove),
+    ("memcmp", Helper::Memcmp),
+    ("bcmp", Helper::Memcmp),
+    ("strcmp", Helper::Strcmp),
+];
+
+/// The routine a function of this name is: `NAME`, or `__NAME_VARIANT`
+/// but for the checking (`_chk`) ones.
+pub fn routine_named(name: &str) -> Option<Helper> {
+    ROUTINES.iter().find_map(|&(c, helper)| {
+        let variant = name.strip_prefix("__").and_then(|n| n.strip_prefix(c)).and_then(|n| n.strip_prefix('_'));
+        let matches = name == c || variant.is_some_and(|v| !v.is_empty() && !v.starts_with("chk") && !v.contains("_chk"));
+        matches.then_some(helper)
+    })
+}
+
+pub struct LeafInline {
+    enabled: bool,
+    counts: bool,
+}
+
+/// The pass's counter of `helper`'s runs (its declines: the next one).
+fn counter(helper: Helper) -> u32 {
+    2 * (helper as u32 - Helper::Strlen as u32)
+}
+
+fn count(id: u32) -> InstData {
+    InstData { op: Opcode::Count, ty: Type::I64, aux: 0, args: [id, 1, 0] }
+}
+
+impl Pass for LeafInline {
+    fn run(&mut self, cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {
+        if !self.enabled || region.blocks.is_empty() {
+            return Ok(());
+        }
+        let Some(helper) = cx.code.function_at(region.entry).as_deref().and_then(routine_named) else {
+            return Ok(());
+        };
+        // The guest's code moves from block 0 to a new block, which every
+        // branch to block 0 now targets; block 0 calls the routine.
+        let first = region.blocks[0].insts.first().map(|v| *region.inst(*v)).filter(|d| d.op == Opcode::Insn);
+        let body = Block(region.blocks.len() as u32);
+        let insts = std::mem::take(&mut region.blocks[0].insts);
+        region.blocks.push(BlockData { insts });
+        for block in 0..region.blocks.len() {
+            for v in region.blocks[block].insts.clone() {
+                for s in region.insts[v.index()].successors_mut() {
+                    if *s == 0 {
+                        *s = body.0;
+                    }
+                }
+            }
+        }
+        let mut b = Builder::new(region);
+        b.switch_to(Block(0));
+        if let Some(mark) = first {
+            // A fault of the return's load is the routine's first instruction's.
+            b.push(mark);
+        }
+        b.call(helper);
+        let done = b.get(Reg::LEAF_DONE);
+        let ret = b.create_block();
+        let declined = if self.counts { b.create_block() } else { body };
+        b.brif(done, ret, declined);
+        if self.counts {
+            b.switch_to(declined);
+            b.push(count(counter(helper) + 1));
+            b.jump(body);
+        }
+        b.switch_to(ret);
+        if self.counts {
+            b.push(count(counter(helper)));
+        }
+        // The status flags a routine returns with are the ABI's to leave
+        // undefined; cleared, they make the region an entry that writes
+        // every flag before reading one, which an indirect branch (the
+        // PLT's `jmp`) enters without computing the caller's flags.
+        let zero = b.iconst(Type::I1, 0);
+        for flag in Reg::STATUS_FLAGS {
+            b.set(flag, zero);
+        }
+        let entry = b.region.entry;
+        crate::decode::lift_ret(&mut b, entry);
+        Ok(())
+    }
+
+    fn finish(&mut self, counters: &[u64]) -> Result<Report, PassError> {
+        let mut text = String::new();
+        for &helper in Helper::ALL.iter().filter(|h| h.is_leaf()) {
+            let at = |i: u32| counters.get(i as usize).copied().unwrap_or(0);
+            let (ran, declined) = (at(counter(helper)), at(counter(helper) + 1));
+            if ran + declined > 0 {
+                text.push_str(&format!("aarchx: leaf-inline: {helper} ran {ran}, declined {declined}\n"));
+            }
+        }
+        Ok(Report { text, file: None })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aarchx_ir::parse::parse;
+    use aarchx_ir::print::print;
+    use aarchx_ir::verify::verify;
+    use aarchx_pass::{CpuLevel, GuestCode, MemoryModel, TranslationConfig};
+
+    /// Guest code whose only function is `__strlen_sse2` at 0x1000.
+    struct Strlen;
+
+    impl GuestCode for Strlen {
+        fn read(&self, _addr: u64, _buf: &mut [u8]) -> usize {
+            0
+        }
+        fn function_at(&self, addr: u64) -> Option<String> {
+            (addr == 0x1000).then(|| "__strlen_sse2".into())
+        }
+    }
+
+    fn run(enabled: bool, text: &str) -> String {
+        let mut region = parse(text).expect("fixture parses");
+        let config =
+            TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V1, superblocks: true };
+        LeafInline { enabled, counts: false }.run(&PassContext { code: &Strlen, config: &config }, &mut region).expect("runs");
+        verify(&region).unwrap_or_else(|e| panic!("output does not verify: {e}\n{}", print(&region)));
+        print(&region)
+    }
+
+    /// A loop back to the entry, as a routine's code could have.
+    const LOOP: &str = "\
+region 0x1000
+block0:
+  insn 0x1000, 4
+  v0 = get rdi
+  v1 = iconst.i64 0x1
+  v2 = add.i64 v0, v1
+  set rdi, v2
+  v3 = icmp.i64 eq v2, v1
+  brif v3, block0, block1
+block1:
+  exit jump 0x2000
+";
+
+    #[test]
+    fn the_entry_calls_the_routine_and_returns_when_it_ran() {
+        let out = run(true, LOOP);
+        assert_eq!(
+            out,
+            "\
+region 0x1000
+block0:
+  insn 0x1000, 4
+  call strlen
+  v0 = get leaf_done
+  brif v0, block3, block2
+block1:
+  exit jump 0x2000
+block2:
+  insn 0x1000, 4
+  v1 = get rdi
+  v2 = iconst.i64 0x1
+  v3 = add.i64 v1, v2
+  set rdi, v3
+  v4 = icmp.i64 eq v3, v2
+  brif v4, block2, block1
+block3:
+  v5 = iconst.i1 0x0
+  set cf, v5
+  set pf, v5
+  set af, v5
+  set zf, v5
+  set sf, v5
+  set of, v5
+  v6 = get rsp
+  v7 = load.i64 v6
+  v8 = iconst.i64 0x8
+  v9 = add.i64 v6, v8
+  set rsp, v9
+  exit_indirect ret v7
+"
+        );
+    }
+
+    #[test]
+    fn disabled_or_elsewhere_it_changes_nothing() {
+        let printed = print(&parse(LOOP).expect("parses"));
+        assert_eq!(run(false, LOOP), printed);
+        let elsewhere = LOOP.replace("region 0x1000", "region 0x1004");
+        assert_eq!(run(true, &elsewhere), print(&parse(&elsewhere).expect("parses")));
+    }
+
+    #[test]
+    fn names_are_the_c_names_and_glibc_variants_but_not_checking_ones() {
+        for (name, want) in [
+            ("strlen", Some(Helper::Strlen)),
+            ("__strlen_avx2", Some(Helper::Strlen)),
+            ("__strlen_sse2", Some(Helper::Strlen)),
+            ("__memmove_avx_unaligned_erms", Some(Helper::Memmove)),
+            ("__memcpy_sse2_unaligned", Some(Helper::Memmove)),
+            ("memcpy", Some(Helper::Memmove)),
+            ("bcmp", Some(Helper::Memcmp)),
+            ("__memcmp_avx2_movbe", Some(Helper::Memcmp)),
+            ("__memcpy_chk", None),
+            ("__memmove_chk_avx_unaligned_erms", None),
+            ("__memset_avx2_unaligned_erms_chk", None),
+            ("__memcmpeq_avx2", None),
+            ("__strnlen_sse2", None),
+            ("strlen_helper", None),
+            ("__strlen", None),
+            ("__strlen_", None),
+            ("memrchr", None),
+            ("wmemset", None),
+        ] {
+            assert_eq!(routine_named(name), want, "{name}");
+        }
+    }
+}
