@@ -1,5 +1,6 @@
 /* The C library routines aarchx's leaf-inline pass replaces (strlen,
- * memchr, memset, memcpy, memmove, memcmp, bcmp, strcmp), called through
+ * strnlen, memchr, strchr, memset, memcpy, memmove, memcmp, bcmp, strcmp,
+ * strncmp, __memcpy_chk, __memset_chk), called through
  * volatile pointers so the compiler cannot inline them: every length from
  * 0 to 300 at every alignment of both operands within 64 bytes, strings and
  * ranges that end at the last byte before an inaccessible page, overlapping
@@ -8,6 +9,7 @@
  * prints where). The output is a checksum per routine and each fault's
  * offset from the page, so any difference from the real CPU shows. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -15,7 +17,11 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+void *__memcpy_chk(void *, const void *, size_t, size_t);
+void *__memset_chk(void *, int, size_t, size_t);
 
 static size_t (*volatile strlen_p)(const char *) = strlen;
 static void *(*volatile memchr_p)(const void *, int, size_t) = memchr;
@@ -25,6 +31,11 @@ static void *(*volatile memmove_p)(void *, const void *, size_t) = memmove;
 static int (*volatile memcmp_p)(const void *, const void *, size_t) = memcmp;
 static int (*volatile bcmp_p)(const void *, const void *, size_t) = bcmp;
 static int (*volatile strcmp_p)(const char *, const char *) = strcmp;
+static char *(*volatile strchr_p)(const char *, int) = strchr;
+static size_t (*volatile strnlen_p)(const char *, size_t) = strnlen;
+static int (*volatile strncmp_p)(const char *, const char *, size_t) = strncmp;
+static void *(*volatile memcpy_chk_p)(void *, const void *, size_t, size_t) = __memcpy_chk;
+static void *(*volatile memset_chk_p)(void *, int, size_t, size_t) = __memset_chk;
 
 static uint64_t sum;
 
@@ -167,13 +178,90 @@ int main(void) {
         }
     report("strcmp");
 
+    for (size_t a = 0; a < 64; a++)
+        for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 7)) {
+            fill(pool + a, n);
+            pool[a + n] = 0;
+            int c = n ? pool[a + rnd() % n] : 'x';
+            char *r = strchr_p((char *)pool + a, c);
+            mix(r ? (uint64_t)(r - (char *)pool) : ~0ull);
+            r = strchr_p((char *)pool + a, 0);
+            mix((uint64_t)(r - (char *)pool));
+            r = strchr_p((char *)pool + a, 255);
+            mix(r ? (uint64_t)(r - (char *)pool) : ~0ull);
+            memcpy(edge - n - 1, pool + a, n + 1);
+            r = strchr_p((char *)edge - n - 1, 'x' + 200);
+            mix(r ? (uint64_t)((char *)edge - r) : ~0ull);
+        }
+    report("strchr");
+
+    for (size_t a = 0; a < 64; a++)
+        for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 7)) {
+            fill(pool + a, n);
+            pool[a + n] = 0;
+            size_t m = rnd() % (n + 20);
+            mix(strnlen_p((char *)pool + a, m));
+            mix(strnlen_p((char *)pool + a, (size_t)-1));
+            fill(edge - n, n);
+            mix(strnlen_p((char *)edge - n, n));
+        }
+    report("strnlen");
+
+    for (size_t a = 0; a < 32; a++)
+        for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 7)) {
+            fill(pool + a, n);
+            pool[a + n] = 0;
+            memcpy(other + 3, pool + a, n + 1);
+            size_t i = n ? rnd() % n : 0;
+            if (n)
+                other[3 + i] = (unsigned char)(rnd() % 256);
+            for (size_t m = 0; m <= n + 2; m += 1 + n / 8) {
+                mix((uint64_t)(int64_t)strncmp_p((char *)pool + a, (char *)other + 3, m));
+                mix((uint64_t)(int64_t)strncmp_p((char *)other + 3, (char *)pool + a, m));
+            }
+            memcpy(edge - n, pool + a, n);
+            mix((uint64_t)(int64_t)strncmp_p((char *)edge - n, (char *)pool + a, n));
+        }
+    report("strncmp");
+
+    for (size_t a = 0; a < 32; a++)
+        for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 11)) {
+            fill(other, 400);
+            memset(pool, 0, 400);
+            mix(memcpy_chk_p(pool + a, other + 7, n, sizeof pool - a) == pool + a);
+            mix(memset_chk_p(pool + a + n, (int)n, n / 2, n / 2 + a) == pool + a + n);
+            for (size_t i = 0; i < a + 2 * n + 40; i++)
+                mix(pool[i]);
+        }
+    report("chk");
+
+    /* A checking routine whose destination is too small ends the process
+     * (glibc's __chk_fail, from the guest's own code once the arm64
+     * routine declines). */
+    for (int k = 0; k < 2; k++) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            dup2(open("/dev/null", 1), 2);
+            if (k == 0)
+                memcpy_chk_p(pool, other, 100, 99);
+            else
+                memset_chk_p(pool, 0, 100, 50);
+            _exit(0);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        printf("  overflow %d: %s %d\n", k, WIFSIGNALED(status) ? "signal" : "exit",
+               WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    }
+
     /* Reads into the inaccessible page: the routine's own code faults. */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO;
     sigaction(SIGSEGV, &sa, NULL);
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < 9; k++) {
         memset(edge - 64, 'x', 64);
         if (sigsetjmp(back, 1) == 0) {
             switch (k) {
@@ -183,6 +271,9 @@ int main(void) {
             case 3: memset_p(edge - 3, 0, 100); break;
             case 4: memcpy_p(edge - 10, pool, 300); break;
             case 5: mix(sign(memcmp_p(edge - 30, edge - 30, 50))); break;
+            case 6: mix((uint64_t)(uintptr_t)strchr_p((char *)edge - 64, 'q')); break;
+            case 7: mix(strnlen_p((char *)edge - 64, 1000)); break;
+            case 8: mix((uint64_t)strncmp_p((char *)edge - 64, (char *)edge - 64, 100)); break;
             }
             printf("  call %d returned\n", k);
         }

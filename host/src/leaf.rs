@@ -27,13 +27,22 @@ struct Faulted;
 /// `leaf_done` set, or `leaf_done` cleared.
 pub fn run(helper: Helper, state: &mut GuestState) {
     let (a, b, n) = (state.get(Reg::RDI) as u64, state.get(Reg::RSI) as u64, state.get(Reg::RDX) as u64);
+    // The destination's size of the checking (`_chk`) routines.
+    let room = state.get(Reg::RCX) as u64;
     let result = match helper {
         Helper::Strlen => strlen(a),
         Helper::Memchr => memchr(a, b as u8, n),
         Helper::Memset => memset(a, b as u8, n),
         Helper::Memmove => memmove(a, b, n),
         Helper::Memcmp => memcmp(a, b, n),
-        Helper::Strcmp => strcmp(a, b),
+        Helper::Strcmp => strncmp(a, b, u64::MAX),
+        Helper::Strchr => strchr(a, b as u8),
+        Helper::Strnlen => strnlen(a, b),
+        Helper::Strncmp => strncmp(a, b, n),
+        Helper::MemmoveChk if room < n => Ok(None),
+        Helper::MemmoveChk => memmove(a, b, n),
+        Helper::MemsetChk if room < n => Ok(None),
+        Helper::MemsetChk => memset(a, b as u8, n),
         Helper::Cpuid | Helper::Rdtsc | Helper::X87 | Helper::X87Flags => unreachable!("not a leaf routine: {helper}"),
     };
     match result {
@@ -69,11 +78,8 @@ fn strlen(s: u64) -> Result<Option<u64>, Faulted> {
 }
 
 fn memchr(s: u64, c: u8, n: u64) -> Result<Option<u64>, Faulted> {
-    let (mut at, end) = (s, s.wrapping_add(n));
-    if end < s {
-        // The range wraps: the guest's code says what that does.
-        return Ok(None);
-    }
+    // A length past the top of memory (memchr as rawmemchr) searches to it.
+    let (mut at, end) = (s, s.saturating_add(n));
     while at < end {
         let len = span(at).min((end - at) as usize);
         let buf = read(at, len)?;
@@ -131,15 +137,42 @@ fn memcmp(a: u64, b: u64, n: u64) -> Result<Option<u64>, Faulted> {
     Ok(Some(0))
 }
 
-fn strcmp(a: u64, b: u64) -> Result<Option<u64>, Faulted> {
+/// strncmp; strcmp is the unbounded one.
+fn strncmp(a: u64, b: u64, n: u64) -> Result<Option<u64>, Faulted> {
     let mut done = 0u64;
-    loop {
+    while done < n {
         let (p, q) = (a.wrapping_add(done), b.wrapping_add(done));
-        let len = span(p).min(span(q));
+        let len = span(p).min(span(q)).min(usize::try_from(n - done).unwrap_or(usize::MAX));
         let (x, y) = (read(p, len)?, read(q, len)?);
         if let Some(i) = (0..len).find(|&i| x[i] != y[i] || x[i] == 0) {
             return Ok(Some(difference(x[i], y[i])));
         }
         done += len as u64;
     }
+    Ok(Some(0))
+}
+
+fn strchr(s: u64, c: u8) -> Result<Option<u64>, Faulted> {
+    let mut at = s;
+    loop {
+        let len = span(at);
+        let buf = read(at, len)?;
+        if let Some(i) = buf[..len].iter().position(|&b| b == c || b == 0) {
+            return Ok(Some(if buf[i] == c { at + i as u64 } else { 0 }));
+        }
+        at = at.wrapping_add(len as u64);
+    }
+}
+
+fn strnlen(s: u64, n: u64) -> Result<Option<u64>, Faulted> {
+    let (mut at, end) = (s, s.saturating_add(n));
+    while at < end {
+        let len = span(at).min((end - at) as usize);
+        let buf = read(at, len)?;
+        if let Some(i) = buf[..len].iter().position(|&c| c == 0) {
+            return Ok(Some(at + i as u64 - s));
+        }
+        at += len as u64;
+    }
+    Ok(Some(end - s))
 }

@@ -143,7 +143,13 @@ impl Objects {
         let next = ObjectId(self.objects.len() as u32);
         let object = *self.by_identity.entry((identity, image)).or_insert(next);
         if object == next {
-            self.objects.push(Object { path: path.to_path_buf(), identity, hash: None, image, symbols: OnceLock::new() });
+            self.objects.push(Object {
+                path: path.to_path_buf(),
+                identity,
+                hash: None,
+                image,
+                symbols: OnceLock::new(),
+            });
         }
         self.records.insert(start, Record { end, object, offset, clean });
     }

@@ -13,7 +13,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use object::elf::{R_X86_64_IRELATIVE, PT_LOAD, PF_X};
+use object::elf::{PF_X, PT_LOAD, R_X86_64_IRELATIVE};
 use object::read::elf::{ElfFile64, ProgramHeader};
 use object::{Object, ObjectSymbol, RelocationFlags, SymbolKind};
 use rustc_hash::FxHashMap;
@@ -28,14 +28,19 @@ pub struct Symbol {
     pub size: u64,
     /// An IFUNC symbol: `addr` is its resolver.
     pub ifunc: bool,
+    /// A function (`STT_FUNC`) visible outside its file (global or weak),
+    /// what a C library routine is: a program's own `static` function
+    /// of the same name may mean something else.
+    pub exported_function: bool,
 }
 
-/// A loadable segment: its file offset, virtual address and size in
-/// memory, and whether it is executable.
+/// A loadable segment: its file offset, virtual address, sizes in the
+/// file and in memory, and whether it is executable.
 #[derive(Clone, Copy, Debug)]
 pub struct Segment {
     pub offset: u64,
     pub vaddr: u64,
+    pub filesz: u64,
     pub memsz: u64,
     pub exec: bool,
 }
@@ -47,8 +52,9 @@ pub struct ElfSymbols {
     /// resolvers, objects, an assembly file's labels).
     pub symbols: Vec<Symbol>,
     pub segments: Vec<Segment>,
-    /// `R_X86_64_IRELATIVE` relocations: the slot and the resolver.
-    irelative: Vec<(u64, u64)>,
+    /// `R_X86_64_IRELATIVE` relocations: the slot, the resolver and the
+    /// slot's content in the file (what it holds until relocated).
+    irelative: Vec<(u64, u64, u64)>,
 }
 
 impl ElfSymbols {
@@ -61,17 +67,19 @@ impl ElfSymbols {
             .filter(|s| !s.is_undefined() && s.address() != 0 && s.kind() != SymbolKind::Section)
             .filter_map(|s| {
                 let ifunc = matches!(s.flags(), object::SymbolFlags::Elf { st_info, .. } if st_info & 0xf == object::elf::STT_GNU_IFUNC);
-                Some(Symbol { name: s.name().ok()?.to_string(), addr: s.address(), size: s.size(), ifunc })
+                let exported_function = s.kind() == SymbolKind::Text && !s.is_local() && !ifunc;
+                Some(Symbol { name: s.name().ok()?.to_string(), addr: s.address(), size: s.size(), ifunc, exported_function })
             })
             .collect();
         let endian = file.endian();
-        let segments = file
+        let segments: Vec<Segment> = file
             .elf_program_headers()
             .iter()
             .filter(|p| p.p_type(endian) == PT_LOAD)
             .map(|p| Segment {
                 offset: p.p_offset(endian),
                 vaddr: p.p_vaddr(endian),
+                filesz: p.p_filesz(endian),
                 memsz: p.p_memsz(endian),
                 exec: p.p_flags(endian) & PF_X != 0,
             })
@@ -81,10 +89,20 @@ impl ElfSymbols {
             .into_iter()
             .flatten()
             .filter(|(_, r)| matches!(r.flags(), RelocationFlags::Elf { r_type } if r_type == R_X86_64_IRELATIVE))
-            .map(|(slot, r)| (slot, r.addend() as u64))
+            .map(|(slot, r)| (slot, r.addend() as u64, initial_word(data, &segments, slot)))
             .collect();
         Some(ElfSymbols { symbols, segments, irelative })
     }
+}
+
+/// The 8 bytes the file holds at virtual address `vaddr` (0 past a
+/// segment's file content).
+fn initial_word(data: &[u8], segments: &[Segment], vaddr: u64) -> u64 {
+    segments
+        .iter()
+        .find(|s| vaddr >= s.vaddr && vaddr - s.vaddr + 8 <= s.filesz)
+        .and_then(|s| data.get((s.offset + (vaddr - s.vaddr)) as usize..)?.get(..8))
+        .map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
 }
 
 /// A mapped object's function names, for looking up region starts.
@@ -94,13 +112,22 @@ pub struct ObjectSymbols {
     /// Functions by virtual address (not IFUNC resolvers): the first name
     /// found for each.
     functions: FxHashMap<u64, String>,
-    /// For each IFUNC symbol with `R_X86_64_IRELATIVE` slots: a slot and
-    /// the symbol's resolver and name.
-    ifunc_slots: Vec<(u64, u64, String)>,
+    /// For each IFUNC symbol with `R_X86_64_IRELATIVE` slots: a slot, the
+    /// symbol's resolver and name, and the slot's content in the file.
+    ifunc_slots: Vec<IfuncSlot>,
     /// The variants the slots hold, once every slot holds one (the object
     /// is relocated), by the address of the object's virtual address 0
     /// they were read at.
     chosen: OnceLock<(u64, FxHashMap<u64, String>)>,
+}
+
+/// An `R_X86_64_IRELATIVE` slot of an IFUNC symbol.
+#[derive(Debug)]
+struct IfuncSlot {
+    slot: u64,
+    resolver: u64,
+    initial: u64,
+    name: String,
 }
 
 impl ObjectSymbols {
@@ -113,7 +140,7 @@ impl ObjectSymbols {
             return ObjectSymbols::default();
         };
         let mut functions = FxHashMap::default();
-        for s in elf.symbols.iter().filter(|s| !s.ifunc) {
+        for s in elf.symbols.iter().filter(|s| s.exported_function) {
             functions.entry(s.addr).or_insert_with(|| s.name.clone());
         }
         let resolvers: FxHashMap<u64, &str> =
@@ -121,7 +148,9 @@ impl ObjectSymbols {
         let ifunc_slots = elf
             .irelative
             .iter()
-            .filter_map(|&(slot, resolver)| Some((slot, resolver, resolvers.get(&resolver)?.to_string())))
+            .filter_map(|&(slot, resolver, initial)| {
+                Some(IfuncSlot { slot, resolver, initial, name: resolvers.get(&resolver)?.to_string() })
+            })
             .collect();
         ObjectSymbols { segments: elf.segments, functions, ifunc_slots, chosen: OnceLock::new() }
     }
@@ -152,15 +181,20 @@ impl ObjectSymbols {
         if let Some((_, chosen)) = self.chosen.get().filter(|(at, _)| *at == base) {
             return chosen.get(&vaddr).cloned();
         }
-        // A slot holds its variant once relocated: an address in the
+        // A slot holds its variant once relocated: no longer what the file
+        // put there (a static program's `.iplt` entry), an address in the
         // object's code other than its resolver's.
         let in_code = |v: u64| self.segments.iter().any(|s| s.exec && v >= s.vaddr && v - s.vaddr < s.memsz);
         let mut chosen = FxHashMap::default();
         let mut every = true;
-        for (slot, resolver, name) in &self.ifunc_slots {
-            match read_u64(base.wrapping_add(*slot)).map(|v| v.wrapping_sub(base)) {
-                Some(v) if in_code(v) && v != *resolver => {
-                    chosen.entry(v).or_insert_with(|| name.clone());
+        for s in &self.ifunc_slots {
+            match read_u64(base.wrapping_add(s.slot)) {
+                Some(word)
+                    if word != s.initial
+                        && in_code(word.wrapping_sub(base))
+                        && word.wrapping_sub(base) != s.resolver =>
+                {
+                    chosen.entry(word.wrapping_sub(base)).or_insert_with(|| s.name.clone());
                 }
                 _ => every = false,
             }

@@ -282,16 +282,22 @@ fn leaf_routines_match_native_with_the_pass_on_and_off() {
         counted.args(&prefix[1..]).args(["--set", "leaf-inline.counts=true"]);
         let out = run(counted.arg(guest_dir().join(build).join("leaf_routines")).env("AARCHX_CACHE", "off"));
         let report = String::from_utf8_lossy(&out.stderr);
-        for routine in ["strlen", "memchr", "memset", "memmove", "memcmp", "strcmp"] {
+        // Every routine is called thousands of times; all but the checking
+        // ones fault once into the inaccessible page (those decline in the
+        // children that overflow, which die before reporting). A shared
+        // libc names the variant of a checking routine nowhere aarchx
+        // looks (libc never calls them itself: no IRELATIVE slot), so only
+        // the static build's are substituted.
+        let routines = ["strlen", "memchr", "memset", "memmove", "memcmp", "strcmp", "strchr", "strnlen", "strncmp"];
+        let checking: &[&str] = if build == "static" { &["memmove_chk", "memset_chk"] } else { &[] };
+        for (routine, declines) in routines.iter().map(|r| (r, 1)).chain(checking.iter().map(|r| (r, 0))) {
             let line = report.lines().find(|l| l.starts_with(&format!("aarchx: leaf-inline: {routine} ran ")));
             let counts: Option<(u64, u64)> = line.and_then(|l| {
                 let (ran, declined) = l.split_once(" ran ")?.1.split_once(", declined ")?;
                 Some((ran.parse().ok()?, declined.parse().ok()?))
             });
             match counts {
-                // Every routine is called thousands of times, and faults
-                // once into the inaccessible page.
-                Some((ran, declined)) if ran >= 1000 && declined >= 1 => {}
+                Some((ran, declined)) if ran >= 1000 && declined >= declines => {}
                 _ => failures.push(format!("{build}: {routine} should have run and declined; the report:\n{report}")),
             }
         }

@@ -1,14 +1,16 @@
 //! The `leaf-inline` pass: a region that starts at the entry of a C
 //! library routine the runtime has in arm64 (the leaf helpers,
-//! [`Helper::is_leaf`]: strlen, memchr, memset, memcpy/memmove, memcmp/bcmp,
-//! strcmp) calls that routine first. When it ran, the region returns as
+//! [`Helper::is_leaf`]: strlen, strnlen, memchr, strchr, memset,
+//! memcpy/memmove, memcmp/bcmp, strcmp, strncmp and the checking
+//! `__memcpy_chk`, `__memmove_chk`, `__memset_chk`) calls that routine
+//! first. When it ran, the region returns as
 //! the routine's `ret` would (lifted by the decoder); when it declined (a
 //! fault, an overlapping move), the guest's own code follows, unchanged.
 //!
 //! Entries are found by name ([`aarchx_pass::GuestCode::function_at`]):
 //! the C name, or a glibc variant `__NAME_*` (`__strlen_avx2`,
-//! `__memmove_sse2_unaligned_erms`), never a `_chk` one, whose arguments
-//! differ. The substitution holds at the level of the System V ABI: rax,
+//! `__memmove_sse2_unaligned_erms`; a `_chk` variant only for a `_chk`
+//! name, whose arguments differ). The substitution holds at the level of the System V ABI: rax,
 //! rsp, rip, the callee-saved registers and memory are what the routine
 //! leaves; the caller-saved registers the routine would have clobbered
 //! keep their values and the status flags are cleared (DF, which the ABI
@@ -22,7 +24,7 @@ use aarchx_pass::{OptionSpec, OptionValue, Pass, PassContext, PassError, PassInf
 pub static INFO: PassInfo = PassInfo {
     name: "leaf-inline",
     stage: Stage::Region,
-    doc: "Calls arm64 versions of strlen, memchr, memset, memcpy/memmove, memcmp/bcmp and strcmp at their entries.",
+    doc: "Calls arm64 versions of glibc's string and memory routines (strlen, memcpy, ...) at their entries.",
     options: &[
         OptionSpec {
             name: "enabled",
@@ -39,7 +41,7 @@ pub static INFO: PassInfo = PassInfo {
 };
 
 /// The routines by the C names they serve.
-const ROUTINES: [(&str, Helper); 8] = [
+const ROUTINES: [(&str, Helper); 15] = [
     ("strlen", Helper::Strlen),
     ("memchr", Helper::Memchr),
     ("memset", Helper::Memset),
@@ -48,15 +50,27 @@ const ROUTINES: [(&str, Helper); 8] = [
     ("memcmp", Helper::Memcmp),
     ("bcmp", Helper::Memcmp),
     ("strcmp", Helper::Strcmp),
+    ("strchr", Helper::Strchr),
+    ("index", Helper::Strchr),
+    ("strnlen", Helper::Strnlen),
+    ("strncmp", Helper::Strncmp),
+    ("__memcpy_chk", Helper::MemmoveChk),
+    ("__memmove_chk", Helper::MemmoveChk),
+    ("__memset_chk", Helper::MemsetChk),
 ];
 
-/// The routine a function of this name is: `NAME`, or `__NAME_VARIANT`
-/// but for the checking (`_chk`) ones.
+/// The routine a function of this name is: a C name of [`ROUTINES`], or
+/// glibc's variant of it, `__NAME_VARIANT` (`__memcpy_chk_VARIANT` for
+/// `__memcpy_chk`); a checking variant only of a checking name.
 pub fn routine_named(name: &str) -> Option<Helper> {
     ROUTINES.iter().find_map(|&(c, helper)| {
-        let variant = name.strip_prefix("__").and_then(|n| n.strip_prefix(c)).and_then(|n| n.strip_prefix('_'));
-        let matches = name == c || variant.is_some_and(|v| !v.is_empty() && !v.starts_with("chk") && !v.contains("_chk"));
-        matches.then_some(helper)
+        if name == c {
+            return Some(helper);
+        }
+        let bare = c.strip_prefix("__").unwrap_or(c);
+        let variant = name.strip_prefix("__")?.strip_prefix(bare)?.strip_prefix('_')?;
+        let checking = variant.starts_with("chk") || variant.contains("_chk");
+        (!variant.is_empty() && (c.ends_with("_chk") || !checking)).then_some(helper)
     })
 }
 
@@ -82,21 +96,17 @@ impl Pass for LeafInline {
         let Some(helper) = cx.code.function_at(region.entry).as_deref().and_then(routine_named) else {
             return Ok(());
         };
-        // The guest's code moves from block 0 to a new block, which every
-        // branch to block 0 now targets; block 0 calls the routine.
+        // Every block of the guest's code moves one up (keeping the order
+        // of forward and backward branches); the new block 0 calls the
+        // routine, and the return goes last.
         let first = region.blocks[0].insts.first().map(|v| *region.inst(*v)).filter(|d| d.op == Opcode::Insn);
-        let body = Block(region.blocks.len() as u32);
-        let insts = std::mem::take(&mut region.blocks[0].insts);
-        region.blocks.push(BlockData { insts });
-        for block in 0..region.blocks.len() {
-            for v in region.blocks[block].insts.clone() {
-                for s in region.insts[v.index()].successors_mut() {
-                    if *s == 0 {
-                        *s = body.0;
-                    }
-                }
+        for d in &mut region.insts {
+            for s in d.successors_mut() {
+                *s += 1;
             }
         }
+        region.blocks.insert(0, BlockData::default());
+        let body = Block(1);
         let mut b = Builder::new(region);
         b.switch_to(Block(0));
         if let Some(mark) = first {
@@ -165,9 +175,15 @@ mod tests {
 
     fn run(enabled: bool, text: &str) -> String {
         let mut region = parse(text).expect("fixture parses");
-        let config =
-            TranslationConfig { memory_model: MemoryModel::Plain, tso_vector: false, cpu_level: CpuLevel::V1, superblocks: true };
-        LeafInline { enabled, counts: false }.run(&PassContext { code: &Strlen, config: &config }, &mut region).expect("runs");
+        let config = TranslationConfig {
+            memory_model: MemoryModel::Plain,
+            tso_vector: false,
+            cpu_level: CpuLevel::V1,
+            superblocks: true,
+        };
+        LeafInline { enabled, counts: false }
+            .run(&PassContext { code: &Strlen, config: &config }, &mut region)
+            .expect("runs");
         verify(&region).unwrap_or_else(|e| panic!("output does not verify: {e}\n{}", print(&region)));
         print(&region)
     }
@@ -198,17 +214,17 @@ block0:
   insn 0x1000, 4
   call strlen
   v0 = get leaf_done
-  brif v0, block3, block2
+  brif v0, block3, block1
 block1:
-  exit jump 0x2000
-block2:
   insn 0x1000, 4
   v1 = get rdi
   v2 = iconst.i64 0x1
   v3 = add.i64 v1, v2
   set rdi, v3
   v4 = icmp.i64 eq v3, v2
-  brif v4, block2, block1
+  brif v4, block1, block2
+block2:
+  exit jump 0x2000
 block3:
   v5 = iconst.i1 0x0
   set cf, v5
@@ -246,11 +262,17 @@ block3:
             ("memcpy", Some(Helper::Memmove)),
             ("bcmp", Some(Helper::Memcmp)),
             ("__memcmp_avx2_movbe", Some(Helper::Memcmp)),
-            ("__memcpy_chk", None),
-            ("__memmove_chk_avx_unaligned_erms", None),
+            ("__memcpy_chk", Some(Helper::MemmoveChk)),
+            ("__memmove_chk_avx_unaligned_erms", Some(Helper::MemmoveChk)),
+            ("__memcpy_chk_sse2_unaligned", Some(Helper::MemmoveChk)),
+            ("__memset_chk_avx2_unaligned_erms", Some(Helper::MemsetChk)),
             ("__memset_avx2_unaligned_erms_chk", None),
             ("__memcmpeq_avx2", None),
-            ("__strnlen_sse2", None),
+            ("__strnlen_sse2", Some(Helper::Strnlen)),
+            ("__strchr_sse2", Some(Helper::Strchr)),
+            ("__strchrnul_sse2", None),
+            ("__strncmp_sse42", Some(Helper::Strncmp)),
+            ("__strncasecmp_l_avx", None),
             ("strlen_helper", None),
             ("__strlen", None),
             ("__strlen_", None),

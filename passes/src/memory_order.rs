@@ -3,9 +3,12 @@
 //! becomes an acquire and every scalar store a release, which is what x86
 //! guarantees and arm64 does not; SSE accesses stay plain unless
 //! `tso_vector` is set (the default FEX ships too: ordering them is costly
-//! and x86 code that relies on it is rare). Under the plain model it does
-//! nothing.
+//! and x86 code that relies on it is rare). A leaf routine's `call`
+//! (`leaf-inline`) becomes ordered as a whole: its accesses stay plain, but
+//! none moves across the guest's accesses before or after it. Under the
+//! plain model it does nothing.
 
+use aarchx_ir::cond::Helper;
 use aarchx_ir::{MemFlags, Opcode, Region};
 use aarchx_pass::{MemoryModel, Pass, PassContext, PassError, PassInfo, Stage};
 
@@ -28,6 +31,9 @@ impl Pass for MemoryOrder {
             if matches!(d.op, Opcode::Load | Opcode::Store) && (!d.ty.is_vector() || cx.config.tso_vector) {
                 d.aux = MemFlags::Ordered as u16;
             }
+            if d.op == Opcode::Call && Helper::from_u16(d.aux).is_some_and(Helper::is_leaf) {
+                d.args[0] = MemFlags::Ordered as u32;
+            }
         }
         Ok(())
     }
@@ -47,6 +53,8 @@ block0:
   store.i64 v0, v1
   v2 = load.v128 v0
   store.v128 v0, v2
+  call memmove
+  call x87
   exit jump 0x1004
 ";
 
@@ -70,6 +78,8 @@ block0:
         assert!(out.contains("store.i64 ordered v0, v1"), "{out}");
         assert!(out.contains("v2 = load.v128 v0"), "{out}");
         assert!(out.contains("store.v128 v0, v2"), "{out}");
+        assert!(out.contains("call memmove ordered\n"), "{out}");
+        assert!(out.contains("call x87\n"), "{out}");
     }
 
     #[test]

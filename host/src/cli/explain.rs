@@ -233,7 +233,16 @@ fn arm64_listing(out: &mut String, region: &Region, backend: Backend, nan_rules:
     // As the run compiles it: an entry that reads the flags it is entered
     // with is the first word, else the second (see `probe_indirect`).
     let reads_flags = aarchx_passes::dead_flags::reads_status_flags(region);
-    match lower(region, CODE_AT, EXIT_AT, &LeafRoutines::placed_at(EXIT_AT), 0, CompileOptions::default(), reads_flags, nan_rules) {
+    match lower(
+        region,
+        CODE_AT,
+        EXIT_AT,
+        &LeafRoutines::placed_at(EXIT_AT),
+        0,
+        CompileOptions::default(),
+        reads_flags,
+        nan_rules,
+    ) {
         Ok(lowered) => {
             let _ = writeln!(
                 out,

@@ -5,7 +5,8 @@
 //! The private contract: the arguments are in the host registers pinned
 //! to rdi, rsi and rdx (x21, x22, x23); a routine that runs puts its result
 //! in rax's (x20) and returns x0 = 1; one that declines leaves x20 alone and
-//! returns x0 = 0. They use x0-x17, v0-v3 and NZCV only, never x30 and
+//! returns x0 = 0 (the checking ones read rcx's, x24, too). They use
+//! x0-x17, v0-v3 and NZCV only, never x30 and
 //! never the stack, so the caller saves nothing but the lowering's own
 //! live values in those registers (none at a region's entry, where the
 //! `leaf-inline` pass puts the call). A guest memory fault anywhere in them
@@ -20,7 +21,7 @@
 #[cfg(target_arch = "aarch64")]
 use dynasmrt::aarch64::Aarch64Relocation;
 #[cfg(target_arch = "aarch64")]
-use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi, VecAssembler};
+use dynasmrt::{dynasm, DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler};
 
 use aarchx_ir::cond::Helper;
 
@@ -38,7 +39,7 @@ pub struct LeafRoutines {
     pub decline: usize,
 }
 
-const LEAVES: usize = 6;
+const LEAVES: usize = 11;
 
 impl LeafRoutines {
     /// Every routine at `addr`: for lowering code that never runs (the
@@ -53,15 +54,25 @@ impl LeafRoutines {
         let at = cache.next_addr();
         let mut ops = VecAssembler::<Aarch64Relocation>::new(at);
         let mut entries = [0usize; LEAVES];
-        for (i, &helper) in Helper::ALL.iter().filter(|h| h.is_leaf()).enumerate() {
+        let leaves = || Helper::ALL.iter().copied().filter(|h| h.is_leaf());
+        let labels: Vec<DynamicLabel> = leaves().map(|_| ops.new_dynamic_label()).collect();
+        let label = |h: Helper| labels[h as usize - Helper::Strlen as usize];
+        let strings = ops.new_dynamic_label();
+        for (i, helper) in leaves().enumerate() {
             entries[i] = ops.offset().0;
+            dynasm!(ops; .arch aarch64; =>labels[i]);
             match helper {
                 Helper::Strlen => strlen(&mut ops),
                 Helper::Memchr => memchr(&mut ops),
                 Helper::Memset => memset(&mut ops),
                 Helper::Memmove => memmove(&mut ops),
                 Helper::Memcmp => memcmp(&mut ops),
-                Helper::Strcmp => strcmp(&mut ops),
+                Helper::Strcmp => strncmp(&mut ops, false, strings),
+                Helper::Strchr => strchr(&mut ops),
+                Helper::Strnlen => strnlen(&mut ops),
+                Helper::Strncmp => strncmp(&mut ops, true, strings),
+                Helper::MemmoveChk => checked(&mut ops, label(Helper::Memmove)),
+                Helper::MemsetChk => checked(&mut ops, label(Helper::Memset)),
                 _ => unreachable!("{helper} is not a leaf routine"),
             }
         }
@@ -167,13 +178,18 @@ fn memchr(ops: &mut Ops) {
     );
 }
 
-/// Fills the x23 bytes at x21 with byte x22; x20 = x21.
+/// Fills the x23 bytes at x21 with byte x22; x20 = x21. Declines when
+/// the range wraps.
 #[cfg(target_arch = "aarch64")]
 fn memset(ops: &mut Ops) {
     dynasm!(ops
         ; .arch aarch64
+        ; adds x2, x21, x23
+        ; b.cc >fill
+        ; mov x0, #0
+        ; ret
+        ; fill:
         ; dup v0.b16, w22
-        ; add x2, x21, x23
         ; cmp x23, #16
         ; b.lo >small
         ; cmp x23, #32
@@ -325,31 +341,131 @@ fn memcmp(ops: &mut Ops) {
     );
 }
 
-/// x20 = the difference of the first differing bytes of the strings at x21
-/// and x22 (as a 32-bit int, zero-extended), or 0.
+/// x20 = the first byte x22 in the string at x21 (its terminator when
+/// x22's byte is 0), or 0.
 #[cfg(target_arch = "aarch64")]
-fn strcmp(ops: &mut Ops) {
+fn strchr(ops: &mut Ops) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; dup v1.b16, w22
+        ; and x1, x21, #0xffff_ffff_ffff_fff0
+        ; ldr q0, [x1]
+        ; cmeq v2.b16, v0.b16, v1.b16
+        ; cmeq v3.b16, v0.b16, #0
+        ; orr v2.b16, v2.b16, v3.b16
+        ; shrn v2.b8, v2.h8, #4
+        ; fmov x2, d2
+        ; lsl x3, x21, #2
+        ; lsr x2, x2, x3
+        ; lsl x2, x2, x3
+        ; cbnz x2, >hit
+        ; next:
+        ; ldr q0, [x1, #16]!
+        ; cmeq v2.b16, v0.b16, v1.b16
+        ; cmeq v3.b16, v0.b16, #0
+        ; orr v2.b16, v2.b16, v3.b16
+        ; shrn v2.b8, v2.h8, #4
+        ; fmov x2, d2
+        ; cbz x2, <next
+        ; hit:
+        ; rbit x2, x2
+        ; clz x2, x2
+        ; lsr x2, x2, #2
+        ; ldrb w3, [x1, x2]
+        ; add x4, x1, x2
+        ; and w5, w22, #0xff
+        ; cmp w3, w5
+        ; csel x20, x4, xzr, eq
+        ; mov x0, #1
+        ; ret
+    );
+}
+
+/// x20 = the length of the string at x21, or x22 if that is less.
+#[cfg(target_arch = "aarch64")]
+fn strnlen(ops: &mut Ops) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; cbz x22, >full
+        ; and x1, x21, #0xffff_ffff_ffff_fff0
+        // x4: the bytes from the chunk at x1 to the end (at most 2^64 - 1).
+        ; and x3, x21, #15
+        ; adds x4, x22, x3
+        ; csinv x4, x4, xzr, cc
+        ; ldr q0, [x1]
+        ; cmeq v0.b16, v0.b16, #0
+        ; shrn v0.b8, v0.h8, #4
+        ; fmov x2, d0
+        ; lsl x5, x21, #2
+        ; lsr x2, x2, x5
+        ; lsl x2, x2, x5
+        ; b >check
+        ; next:
+        ; ldr q0, [x1, #16]!
+        ; cmeq v0.b16, v0.b16, #0
+        ; shrn v0.b8, v0.h8, #4
+        ; fmov x2, d0
+        ; check:
+        ; cbnz x2, >hit
+        ; subs x4, x4, #16
+        ; b.hi <next
+        ; b >full
+        ; hit:
+        ; rbit x2, x2
+        ; clz x2, x2
+        ; lsr x2, x2, #2
+        ; cmp x2, x4
+        ; b.hs >full
+        ; add x2, x1, x2
+        ; sub x20, x2, x21
+        ; mov x0, #1
+        ; ret
+        ; full:
+        ; mov x20, x22
+        ; mov x0, #1
+        ; ret
+    );
+}
+
+/// x20 = the difference of the first differing bytes of the strings at
+/// x21 and x22 within their first x23 bytes (`bounded`; else unbounded:
+/// strcmp) as a 32-bit int, zero-extended, or 0. The unbounded one enters
+/// the bounded one's loop at `body` with the bound at its maximum.
+#[cfg(target_arch = "aarch64")]
+fn strncmp(ops: &mut Ops, bounded: bool, body: DynamicLabel) {
     dynasm!(ops
         ; .arch aarch64
         ; mov x1, x21
         ; mov x2, x22
+    );
+    if !bounded {
+        dynasm!(ops; .arch aarch64; movn x3, #0; b =>body);
+        return;
+    }
+    dynasm!(ops
+        ; .arch aarch64
+        ; mov x3, x23
+        ; =>body
         ; next:
+        ; cbz x3, >equal
+        ; cmp x3, #16
+        ; b.lo >byte
         // Within 16 bytes of a page's end, one byte at a time.
-        ; and x3, x1, #0xfff
-        ; cmp x3, #0xff0
+        ; and x4, x1, #0xfff
+        ; cmp x4, #0xff0
         ; b.hi >byte
-        ; and x3, x2, #0xfff
-        ; cmp x3, #0xff0
+        ; and x4, x2, #0xfff
+        ; cmp x4, #0xff0
         ; b.hi >byte
         ; ldr q0, [x1], #16
         ; ldr q1, [x2], #16
-        // Lanes to stop at: the bytes differ, or the first one ends.
         ; cmeq v2.b16, v0.b16, v1.b16
         ; cmeq v3.b16, v0.b16, #0
         ; bic v2.b16, v2.b16, v3.b16
         ; mvn v2.b16, v2.b16
         ; shrn v2.b8, v2.h8, #4
         ; fmov x4, d2
+        ; sub x3, x3, #16
         ; cbz x4, <next
         ; rbit x4, x4
         ; clz x4, x4
@@ -364,12 +480,30 @@ fn strcmp(ops: &mut Ops) {
         ; byte:
         ; ldrb w5, [x1], #1
         ; ldrb w6, [x2], #1
+        ; sub x3, x3, #1
         ; cmp w5, w6
         ; b.ne >end
         ; cbnz w5, <next
         ; end:
         ; sub w20, w5, w6
         ; mov x0, #1
+        ; ret
+        ; equal:
+        ; mov x20, #0
+        ; mov x0, #1
+        ; ret
+    );
+}
+
+/// A checking (`_chk`) routine: declines when the destination's size (rcx,
+/// in x24) is below the length (x23), else is the routine at `plain`.
+#[cfg(target_arch = "aarch64")]
+fn checked(ops: &mut Ops, plain: DynamicLabel) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; cmp x24, x23
+        ; b.hs =>plain
+        ; mov x0, #0
         ; ret
     );
 }

@@ -33,6 +33,7 @@ pub struct Variant {
 /// them equal).
 pub const POLICY_PASSES: &[&str] = &[
     "decode",
+    "leaf-inline",
     "state-forward",
     "store-forward",
     "const-fold",

@@ -131,7 +131,7 @@ named_enum! {
         X87Flags = "x87_flags",
         /// The leaf routines ([`Helper::is_leaf`]): the C library function
         /// of the name, under the System V ABI, on the arguments in rdi,
-        /// rsi and rdx: its result in rax and `leaf_done` set, or declined
+        /// rsi, rdx (and rcx): its result in rax and `leaf_done` set, or declined
         /// (a fault, an overlapping move): nothing changed but `leaf_done`
         /// cleared. What the routine would do to guest memory at a fault
         /// is done (or not) again by the guest's own code that follows.
@@ -144,6 +144,16 @@ named_enum! {
         Memcmp = "memcmp",
         /// The difference of the first differing bytes.
         Strcmp = "strcmp",
+        Strchr = "strchr",
+        Strnlen = "strnlen",
+        /// As strcmp, within the first rdx bytes.
+        Strncmp = "strncmp",
+        /// __memcpy_chk and __memmove_chk: memmove, declined when the
+        /// destination's size (rcx) is below the length (the guest's code
+        /// then reports the overflow).
+        MemmoveChk = "memmove_chk",
+        /// __memset_chk: memset, declined as `memmove_chk` is.
+        MemsetChk = "memset_chk",
     }
 }
 
@@ -172,8 +182,11 @@ impl Helper {
             Helper::Rdtsc => &[],
             Helper::X87 | Helper::X87Flags => &X87_READS,
             Helper::Strlen => &[Reg::RDI],
-            Helper::Strcmp => &[Reg::RDI, Reg::RSI],
-            Helper::Memchr | Helper::Memset | Helper::Memmove | Helper::Memcmp => &[Reg::RDI, Reg::RSI, Reg::RDX],
+            Helper::Strcmp | Helper::Strchr | Helper::Strnlen => &[Reg::RDI, Reg::RSI],
+            Helper::Memchr | Helper::Memset | Helper::Memmove | Helper::Memcmp | Helper::Strncmp => {
+                &[Reg::RDI, Reg::RSI, Reg::RDX]
+            }
+            Helper::MemmoveChk | Helper::MemsetChk => &[Reg::RDI, Reg::RSI, Reg::RDX, Reg::RCX],
         }
     }
 
@@ -196,6 +209,9 @@ impl Helper {
 
     /// Whether the helper may write guest memory.
     pub fn stores(self) -> bool {
-        matches!(self, Helper::X87 | Helper::X87Flags | Helper::Memset | Helper::Memmove)
+        matches!(
+            self,
+            Helper::X87 | Helper::X87Flags | Helper::Memset | Helper::Memmove | Helper::MemmoveChk | Helper::MemsetChk
+        )
     }
 }

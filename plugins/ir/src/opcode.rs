@@ -38,7 +38,9 @@ pub enum Format {
     Store,
     /// `vN = atomic_rmw.T OP vA, vB`.
     AtomicRmw,
-    /// `call HELPER`.
+    /// `call HELPER [ordered]`: the memory flags in `args[0]` (ordered: the
+    /// helper's memory accesses as a whole ordered with the guest's other
+    /// accesses, set by the memory-order lowering for the leaf routines).
     Call,
     /// `insn ADDR, LEN` / `dep ADDR, LEN`: marks the start of a guest
     /// instruction, or guest bytes the region depends on.

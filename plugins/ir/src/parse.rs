@@ -130,7 +130,14 @@ fn parse_inst(body: &str) -> Result<(InstData, [Option<u32>; 3]), String> {
         Format::IntCompare => Some(named(take(&mut words)?, "condition", IntCond::from_name)? as u16),
         Format::FloatCompare => Some(named(take(&mut words)?, "condition", FloatCond::from_name)? as u16),
         Format::AtomicRmw => Some(named(take(&mut words)?, "atomic op", RmwOp::from_name)? as u16),
-        Format::Call => Some(named(take(&mut words)?, "helper", Helper::from_name)? as u16),
+        Format::Call => {
+            let helper = named(take(&mut words)?, "helper", Helper::from_name)?;
+            if let Some(flags) = words.first().and_then(|w| MemFlags::from_name(w)) {
+                words.remove(0);
+                data.args[0] = flags as u32;
+            }
+            Some(helper as u16)
+        }
         Format::Exit | Format::ExitIndirect | Format::Probe => {
             Some(named(take(&mut words)?, "exit kind", ExitKind::from_name)? as u16)
         }

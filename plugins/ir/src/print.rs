@@ -80,7 +80,10 @@ fn write_inst(out: &mut dyn Write, d: &InstData, name: u32, names: &[u32]) -> fm
         Format::Load => write!(out, "{op}.{ty}{} v{}", mem_flags(aux), val(0)),
         Format::Store => write!(out, "{op}.{ty}{} v{}, v{}", mem_flags(aux), val(0), val(1)),
         Format::AtomicRmw => write!(out, "{op}.{ty} {} v{}, v{}", name_of(RmwOp::from_u16(aux)), val(0), val(1)),
-        Format::Call => write!(out, "{op} {}", name_of(Helper::from_u16(aux))),
+        Format::Call => {
+            let flags = u16::try_from(d.args[0]).map_or(" ?", mem_flags);
+            write!(out, "{op} {}{flags}", name_of(Helper::from_u16(aux)))
+        }
         Format::Mark => write!(out, "{op} {:#x}, {aux}", d.imm64()),
         Format::Count => {
             let scope = if aux == COUNT_GLOBAL { " global" } else { "" };

@@ -196,7 +196,10 @@ fn check_types(region: &Region, d: &InstData) -> Result<(), String> {
             expect(0, ty)?;
             expect(1, ty)?;
         }
-        Format::Call => known(Helper::from_u16(d.aux).is_some(), "helper")?,
+        Format::Call => {
+            known(Helper::from_u16(d.aux).is_some(), "helper")?;
+            known(u16::try_from(d.args[0]).ok().and_then(MemFlags::from_u16).is_some(), "memory flags")?;
+        }
         Format::Exit => {
             known(ExitKind::from_u16(d.aux).is_some(), "exit kind")?;
             known(d.args[2] <= 0x7f, "dead flag mask")?;

@@ -475,10 +475,18 @@ impl Lowerer<'_> {
 
     /// Calls the leaf routine at `entry` (see `crate::jit::leaf`: it
     /// keeps the pinned registers and x30's callers), saving only the
-    /// values live across the instruction in caller-saved registers.
-    pub fn call_leaf(&mut self, entry: usize) {
+    /// values live across the instruction in caller-saved registers;
+    /// `ordered`: between full barriers, so that its plain accesses stay
+    /// after the guest's earlier ones and before its later ones (x86-TSO).
+    pub fn call_leaf(&mut self, entry: usize, ordered: bool) {
         let live = self.save_live();
+        if ordered {
+            a64!(self.ops; dmb ish);
+        }
         a64!(self.ops; bl extern entry);
+        if ordered {
+            a64!(self.ops; dmb ish);
+        }
         self.restore_live(live);
     }
 

@@ -21,7 +21,7 @@
 //! block, which writes the flags and leaves with `exit_indirect`.
 
 use aarchx_ir::cond::Helper;
-use aarchx_ir::{ExitKind, Format, GuestState, InstData, Opcode, Reg, TrapKind};
+use aarchx_ir::{ExitKind, Format, GuestState, InstData, MemFlags, Opcode, Reg, TrapKind};
 use dynasmrt::{DynasmApi, DynasmLabelApi};
 
 use super::alloc::Fold;
@@ -49,7 +49,8 @@ impl Lowerer<'_> {
                 // The routine reads and writes the pinned registers
                 // themselves; it reports in x0 whether it ran.
                 let helper = Helper::from_u16(d.aux).ok_or_else(|| self.decline(d))?;
-                self.call_leaf(self.leaf.entry(helper));
+                let ordered = d.args[0] == MemFlags::Ordered as u32;
+                self.call_leaf(self.leaf.entry(helper), ordered);
                 a64!(self.ops; strb w0, [X(STATE_REG), #OFF_LEAF_DONE]);
             }
             Opcode::Call => {
