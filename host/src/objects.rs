@@ -22,9 +22,9 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use sha2::{Digest, Sha256};
 
 use crate::symbols::ObjectSymbols;
@@ -115,6 +115,33 @@ pub struct Objects {
     objects: Vec<Object>,
     by_identity: FxHashMap<(Identity, bool), ObjectId>,
     generation: u64,
+    /// Counts the calls of [`Objects::forget`] that removed a record:
+    /// what [`Bound`] found stays right while this is unchanged.
+    removals: u64,
+    /// IFUNC variants found through other objects' GOT slots.
+    bound: Mutex<Bound>,
+}
+
+/// How many failed lookups [`Objects::bound_variant`] lets pass between
+/// two reads of the slots not yet bound.
+const REREAD_EVERY: u32 = 16;
+
+/// What [`Objects::bound_variant`] found, while no record has been
+/// removed since (`removals`).
+#[derive(Debug, Default)]
+struct Bound {
+    removals: u64,
+    /// Variants by guest address, named by the IFUNC symbol a slot bound.
+    by_addr: FxHashMap<u64, String>,
+    /// The objects whose imports have been looked at, and how many objects'
+    /// symbols had been read then.
+    scanned: FxHashSet<ObjectId>,
+    parsed: usize,
+    /// Lookups since the pending slots were last read.
+    since_read: u32,
+    /// Slots (guest address) of imports of IFUNC names not bound yet (a
+    /// lazily bound PLT slot until its first call).
+    pending: Vec<(u64, String)>,
 }
 
 impl Objects {
@@ -164,6 +191,9 @@ impl Objects {
         self.split(start);
         self.split(end);
         let inside: Vec<u64> = self.records.range(start..end).map(|(s, _)| *s).collect();
+        if !inside.is_empty() {
+            self.removals += 1;
+        }
         for s in inside {
             self.records.remove(&s);
         }
@@ -224,7 +254,68 @@ impl Objects {
         let o = &self.objects[origin.object.0 as usize];
         let symbols = o.symbols.get_or_init(|| ObjectSymbols::of_file(&o.path, o.identity));
         let base = symbols.base(addr, addr.wrapping_sub(origin.anchor), o.image)?;
-        symbols.function_at(addr, base, read_u64)
+        if let Some(name) = symbols.function_at(addr, base, &read_u64) {
+            return Some(name);
+        }
+        if !symbols.has_ifuncs() {
+            return None;
+        }
+        self.bound_variant(addr, &read_u64)
+    }
+
+    /// The IFUNC symbol whose variant at `addr` some object's GOT slot
+    /// holds: each object's imports of IFUNC names (of the objects whose
+    /// symbols have been read) are collected once, and a slot is read
+    /// until it holds an address whose object has the IFUNC symbol of its
+    /// name (bound by the dynamic loader; before, it holds the object's own
+    /// PLT entry or nothing).
+    fn bound_variant(&self, addr: u64, read_u64: impl Fn(u64) -> Option<u64>) -> Option<String> {
+        let mut bound = self.bound.lock().unwrap_or_else(PoisonError::into_inner);
+        if bound.removals != self.removals {
+            *bound = Bound { removals: self.removals, ..Bound::default() };
+        }
+        if let Some(name) = bound.by_addr.get(&addr) {
+            return Some(name.clone());
+        }
+        let parsed = |id: ObjectId| self.objects[id.0 as usize].symbols.get();
+        let now_parsed = self.objects.iter().filter(|o| o.symbols.get().is_some()).count();
+        let mut grew = false;
+        if now_parsed != bound.parsed {
+            bound.parsed = now_parsed;
+            let is_ifunc = |name: &str| self.objects.iter().filter_map(|o| o.symbols.get()).any(|s| s.is_ifunc(name));
+            for (&start, r) in &self.records {
+                if bound.scanned.contains(&r.object) {
+                    continue;
+                }
+                let Some(symbols) = parsed(r.object) else { continue };
+                bound.scanned.insert(r.object);
+                let Some(base) = symbols.base(start, r.offset, self.objects[r.object.0 as usize].image) else {
+                    continue;
+                };
+                let imports = symbols.imports.iter().filter(|(_, name)| is_ifunc(name));
+                bound.pending.extend(imports.map(|(slot, name)| (base.wrapping_add(*slot), name.clone())));
+                grew = true;
+            }
+        }
+        // Slots still unbound are read again every few lookups only (most
+        // lookups are of code that is no routine): a routine first called
+        // between two reads is found when its region is translated again
+        // as a superblock.
+        bound.since_read += 1;
+        if !grew && bound.since_read < REREAD_EVERY {
+            return None;
+        }
+        bound.since_read = 0;
+        let Bound { by_addr, pending, .. } = &mut *bound;
+        pending.retain(|(slot, name)| {
+            let Some(target) = read_u64(*slot) else { return true };
+            let defines = self.origin(target).and_then(|o| parsed(o.object)).is_some_and(|s| s.is_ifunc(name));
+            if defines {
+                by_addr.insert(target, name.clone());
+            }
+            !defines
+        });
+        by_addr.get(&addr).cloned()
     }
 
     /// The object's layout: where each of its mappings lies (start and

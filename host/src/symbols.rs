@@ -7,16 +7,20 @@
 //! a shared library's local names of the variants are stripped. So once
 //! the object is relocated, a slot whose addend is the IFUNC symbol's
 //! resolver holds the address of the variant that the symbol's name stands
-//! for. The translator asks [`ObjectSymbols::function_at`] where a region
-//! starts (the `leaf-inline` pass); `aarchx explain` reads the symbols.
+//! for. An IFUNC symbol libc never calls itself has no such slot
+//! (`__memcpy_chk`); the GOT slot of a program that imports it holds the
+//! variant once bound ([`ObjectSymbols::imports`], read by
+//! `crate::objects`). The translator asks [`ObjectSymbols::function_at`]
+//! where a region starts (the `leaf-inline` pass); `aarchx explain` reads
+//! the symbols.
 
 use std::path::Path;
 use std::sync::OnceLock;
 
-use object::elf::{PF_X, PT_LOAD, R_X86_64_IRELATIVE};
+use object::elf::{PF_X, PT_LOAD, R_X86_64_64, R_X86_64_GLOB_DAT, R_X86_64_IRELATIVE, R_X86_64_JUMP_SLOT};
 use object::read::elf::{ElfFile64, ProgramHeader};
-use object::{Object, ObjectSymbol, RelocationFlags, SymbolKind};
-use rustc_hash::FxHashMap;
+use object::{Object, ObjectSymbol, ObjectSymbolTable, RelocationFlags, RelocationTarget, SymbolKind};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::objects::Identity;
 
@@ -55,6 +59,10 @@ pub struct ElfSymbols {
     /// `R_X86_64_IRELATIVE` relocations: the slot, the resolver and the
     /// slot's content in the file (what it holds until relocated).
     irelative: Vec<(u64, u64, u64)>,
+    /// The slots of symbols the file imports (`R_X86_64_GLOB_DAT`,
+    /// `R_X86_64_JUMP_SLOT`, and `R_X86_64_64` of a function's address
+    /// in data): the slot and the name.
+    imports: Vec<(u64, String)>,
 }
 
 impl ElfSymbols {
@@ -91,7 +99,24 @@ impl ElfSymbols {
             .filter(|(_, r)| matches!(r.flags(), RelocationFlags::Elf { r_type } if r_type == R_X86_64_IRELATIVE))
             .map(|(slot, r)| (slot, r.addend() as u64, initial_word(data, &segments, slot)))
             .collect();
-        Some(ElfSymbols { symbols, segments, irelative })
+        let imports = match file.dynamic_symbol_table() {
+            Some(table) => file
+                .dynamic_relocations()
+                .into_iter()
+                .flatten()
+                .filter(|(_, r)| {
+                    let word = matches!(r.flags(), RelocationFlags::Elf { r_type } if r_type == R_X86_64_64) && r.addend() == 0;
+                    word || matches!(r.flags(), RelocationFlags::Elf { r_type } if r_type == R_X86_64_GLOB_DAT || r_type == R_X86_64_JUMP_SLOT)
+                })
+                .filter_map(|(slot, r)| {
+                    let RelocationTarget::Symbol(index) = r.target() else { return None };
+                    let s = table.symbol_by_index(index).ok()?;
+                    s.is_undefined().then(|| Some((slot, s.name().ok()?.to_string()))).flatten()
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        Some(ElfSymbols { symbols, segments, irelative, imports })
     }
 }
 
@@ -119,6 +144,11 @@ pub struct ObjectSymbols {
     /// is relocated), by the address of the object's virtual address 0
     /// they were read at.
     chosen: OnceLock<(u64, FxHashMap<u64, String>)>,
+    /// The names of its IFUNC symbols, which other objects' GOT slots may
+    /// bind to a variant.
+    ifunc_names: FxHashSet<String>,
+    /// Its imports' GOT slots (virtual address) and names.
+    pub imports: Vec<(u64, String)>,
 }
 
 /// An `R_X86_64_IRELATIVE` slot of an IFUNC symbol.
@@ -152,7 +182,25 @@ impl ObjectSymbols {
                 Some(IfuncSlot { slot, resolver, initial, name: resolvers.get(&resolver)?.to_string() })
             })
             .collect();
-        ObjectSymbols { segments: elf.segments, functions, ifunc_slots, chosen: OnceLock::new() }
+        let ifunc_names = elf.symbols.iter().filter(|s| s.ifunc).map(|s| s.name.clone()).collect();
+        ObjectSymbols {
+            segments: elf.segments,
+            functions,
+            ifunc_slots,
+            chosen: OnceLock::new(),
+            ifunc_names,
+            imports: elf.imports,
+        }
+    }
+
+    /// Whether `name` is one of its IFUNC symbols.
+    pub fn is_ifunc(&self, name: &str) -> bool {
+        self.ifunc_names.contains(name)
+    }
+
+    /// Whether it has IFUNC symbols at all.
+    pub fn has_ifuncs(&self) -> bool {
+        !self.ifunc_names.is_empty()
     }
 
     /// The guest address of virtual address 0, for a mapping that puts
