@@ -1,6 +1,6 @@
 /* The C library routines aarchx's leaf-inline pass replaces (strlen,
- * strnlen, memchr, strchr, memset, memcpy, memmove, memcmp, bcmp, strcmp,
- * strncmp, __memcpy_chk, __memset_chk), called through
+ * strnlen, memchr, rawmemchr, strchr, memset, memcpy, mempcpy, memmove,
+ * memcmp, bcmp, strcmp, strncmp, __memcpy_chk, __memset_chk), called through
  * volatile pointers so the compiler cannot inline them: every length from
  * 0 to 300 at every alignment of both operands within 64 bytes, strings and
  * ranges that end at the last byte before an inaccessible page, overlapping
@@ -36,6 +36,8 @@ static size_t (*volatile strnlen_p)(const char *, size_t) = strnlen;
 static int (*volatile strncmp_p)(const char *, const char *, size_t) = strncmp;
 static void *(*volatile memcpy_chk_p)(void *, const void *, size_t, size_t) = __memcpy_chk;
 static void *(*volatile memset_chk_p)(void *, int, size_t, size_t) = __memset_chk;
+static void *(*volatile mempcpy_p)(void *, const void *, size_t) = mempcpy;
+static void *(*volatile rawmemchr_p)(const void *, int) = rawmemchr;
 
 static uint64_t sum;
 
@@ -235,6 +237,23 @@ int main(void) {
         }
     report("chk");
 
+    for (size_t a = 0; a < 32; a++)
+        for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 11)) {
+            fill(other, 400);
+            memset(pool, 0, 400);
+            mix((uint64_t)((unsigned char *)mempcpy_p(pool + a, other + 9, n) - pool));
+            for (size_t i = 0; i < a + n + 40; i++)
+                mix(pool[i]);
+            fill(pool + a, n + 1);
+            pool[a + n] = 0;
+            int c = pool[a + (n ? rnd() % n : 0)];
+            mix((uint64_t)((unsigned char *)rawmemchr_p(pool + a, c) - pool));
+            mix((uint64_t)((unsigned char *)rawmemchr_p(pool + a, 0) - pool));
+            memcpy(edge - n - 1, pool + a, n + 1);
+            mix((uint64_t)(edge - (unsigned char *)rawmemchr_p(edge - n - 1, 0)));
+        }
+    report("mempcpy rawmemchr");
+
     /* A checking routine whose destination is too small ends the process
      * (glibc's __chk_fail, from the guest's own code once the arm64
      * routine declines). */
@@ -261,7 +280,7 @@ int main(void) {
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO;
     sigaction(SIGSEGV, &sa, NULL);
-    for (int k = 0; k < 9; k++) {
+    for (int k = 0; k < 11; k++) {
         memset(edge - 64, 'x', 64);
         if (sigsetjmp(back, 1) == 0) {
             switch (k) {
@@ -274,6 +293,8 @@ int main(void) {
             case 6: mix((uint64_t)(uintptr_t)strchr_p((char *)edge - 64, 'q')); break;
             case 7: mix(strnlen_p((char *)edge - 64, 1000)); break;
             case 8: mix((uint64_t)strncmp_p((char *)edge - 64, (char *)edge - 64, 100)); break;
+            case 9: mempcpy_p(edge - 10, pool, 300); break;
+            case 10: mix((uint64_t)(uintptr_t)rawmemchr_p(edge - 20, 'q')); break;
             }
             printf("  call %d returned\n", k);
         }

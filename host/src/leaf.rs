@@ -43,6 +43,8 @@ pub fn run(helper: Helper, state: &mut GuestState) {
         Helper::MemmoveChk => memmove(a, b, n),
         Helper::MemsetChk if room < n => Ok(None),
         Helper::MemsetChk => memset(a, b as u8, n),
+        Helper::Mempcpy => memmove(a, b, n).map(|r| r.map(|d| d + n)),
+        Helper::Rawmemchr => memchr(a, b as u8, u64::MAX),
         Helper::Cpuid | Helper::Rdtsc | Helper::X87 | Helper::X87Flags => unreachable!("not a leaf routine: {helper}"),
     };
     match result {

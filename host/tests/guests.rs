@@ -287,7 +287,19 @@ fn leaf_routines_match_native_with_the_pass_on_and_off() {
         // children that overflow, which die before reporting). In the
         // dynamic build the checking routines' variants are found only
         // through the program's GOT (libc never calls them itself).
-        let routines = ["strlen", "memchr", "memset", "memmove", "memcmp", "strcmp", "strchr", "strnlen", "strncmp"];
+        let routines = [
+            "strlen",
+            "memchr",
+            "memset",
+            "memmove",
+            "memcmp",
+            "strcmp",
+            "strchr",
+            "strnlen",
+            "strncmp",
+            "mempcpy",
+            "rawmemchr",
+        ];
         let checking = ["memmove_chk", "memset_chk"];
         for (routine, declines) in routines.iter().map(|r| (r, 1)).chain(checking.iter().map(|r| (r, 0))) {
             let line = report.lines().find(|l| l.starts_with(&format!("aarchx: leaf-inline: {routine} ran ")));

@@ -1,7 +1,7 @@
 //! The `leaf-inline` pass: a region that starts at the entry of a C
 //! library routine the runtime has in arm64 (the leaf helpers,
-//! [`Helper::is_leaf`]: strlen, strnlen, memchr, strchr, memset,
-//! memcpy/memmove, memcmp/bcmp, strcmp, strncmp and the checking
+//! [`Helper::is_leaf`]: strlen, strnlen, memchr, rawmemchr, strchr, memset,
+//! memcpy/memmove, mempcpy, memcmp/bcmp, strcmp, strncmp and the checking
 //! `__memcpy_chk`, `__memmove_chk`, `__memset_chk`) calls that routine
 //! first. When it ran, the region returns as
 //! the routine's `ret` would (lifted by the decoder); when it declined (a
@@ -41,7 +41,7 @@ pub static INFO: PassInfo = PassInfo {
 };
 
 /// The routines by the C names they serve.
-const ROUTINES: [(&str, Helper); 15] = [
+const ROUTINES: [(&str, Helper); 19] = [
     ("strlen", Helper::Strlen),
     ("memchr", Helper::Memchr),
     ("memset", Helper::Memset),
@@ -57,6 +57,10 @@ const ROUTINES: [(&str, Helper); 15] = [
     ("__memcpy_chk", Helper::MemmoveChk),
     ("__memmove_chk", Helper::MemmoveChk),
     ("__memset_chk", Helper::MemsetChk),
+    ("mempcpy", Helper::Mempcpy),
+    ("__mempcpy", Helper::Mempcpy),
+    ("rawmemchr", Helper::Rawmemchr),
+    ("__rawmemchr", Helper::Rawmemchr),
 ];
 
 /// The routine a function of this name is: a C name of [`ROUTINES`], or
@@ -273,6 +277,10 @@ block3:
             ("__strchrnul_sse2", None),
             ("__strncmp_sse42", Some(Helper::Strncmp)),
             ("__strncasecmp_l_avx", None),
+            ("__mempcpy", Some(Helper::Mempcpy)),
+            ("__mempcpy_sse2_unaligned", Some(Helper::Mempcpy)),
+            ("__mempcpy_chk", None),
+            ("__rawmemchr_sse2", Some(Helper::Rawmemchr)),
             ("strlen_helper", None),
             ("__strlen", None),
             ("__strlen_", None),

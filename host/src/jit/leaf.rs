@@ -39,7 +39,7 @@ pub struct LeafRoutines {
     pub decline: usize,
 }
 
-const LEAVES: usize = 11;
+const LEAVES: usize = 13;
 
 impl LeafRoutines {
     /// Every routine at `addr`: for lowering code that never runs (the
@@ -58,14 +58,17 @@ impl LeafRoutines {
         let labels: Vec<DynamicLabel> = leaves().map(|_| ops.new_dynamic_label()).collect();
         let label = |h: Helper| labels[h as usize - Helper::Strlen as usize];
         let strings = ops.new_dynamic_label();
+        let (search, copy) = (ops.new_dynamic_label(), ops.new_dynamic_label());
         for (i, helper) in leaves().enumerate() {
             entries[i] = ops.offset().0;
             dynasm!(ops; .arch aarch64; =>labels[i]);
             match helper {
                 Helper::Strlen => strlen(&mut ops),
-                Helper::Memchr => memchr(&mut ops),
+                Helper::Memchr => memchr(&mut ops, true, search),
+                Helper::Rawmemchr => memchr(&mut ops, false, search),
                 Helper::Memset => memset(&mut ops),
-                Helper::Memmove => memmove(&mut ops),
+                Helper::Memmove => memmove(&mut ops, false, copy),
+                Helper::Mempcpy => memmove(&mut ops, true, copy),
                 Helper::Memcmp => memcmp(&mut ops),
                 Helper::Strcmp => strncmp(&mut ops, false, strings),
                 Helper::Strchr => strchr(&mut ops),
@@ -132,17 +135,25 @@ fn strlen(ops: &mut Ops) {
     );
 }
 
-/// x20 = the first byte x22 in the x23 bytes at x21, or 0.
+/// x20 = the first byte x22 in the x23 bytes at x21 (`bounded`; else in
+/// memory from x21 on: rawmemchr), or 0. The unbounded one enters the
+/// bounded one's search at `body` with the length at its maximum.
 #[cfg(target_arch = "aarch64")]
-fn memchr(ops: &mut Ops) {
+fn memchr(ops: &mut Ops, bounded: bool, body: DynamicLabel) {
+    if !bounded {
+        dynasm!(ops; .arch aarch64; movn x7, #0; b =>body);
+        return;
+    }
     dynasm!(ops
         ; .arch aarch64
-        ; cbz x23, >none
+        ; mov x7, x23
+        ; =>body
+        ; cbz x7, >none
         ; dup v1.b16, w22
         ; and x1, x21, #0xffff_ffff_ffff_fff0
         // x4: the bytes from the chunk at x1 to the end (at most 2^64 - 1).
         ; and x3, x21, #15
-        ; adds x4, x23, x3
+        ; adds x4, x7, x3
         ; csinv x4, x4, xzr, cc
         ; ldr q0, [x1]
         ; cmeq v0.b16, v0.b16, v1.b16
@@ -226,12 +237,19 @@ fn memset(ops: &mut Ops) {
     );
 }
 
-/// Copies the x23 bytes at x22 to x21; x20 = x21. Declines when the two
-/// ranges overlap or wrap.
+/// Copies the x23 bytes at x22 to x21; x20 = x21, or with `end` (mempcpy)
+/// x21 + x23. Declines when the two ranges overlap or wrap. mempcpy enters
+/// memmove's copy at `body` with x9 set.
 #[cfg(target_arch = "aarch64")]
-fn memmove(ops: &mut Ops) {
+fn memmove(ops: &mut Ops, end: bool, body: DynamicLabel) {
+    if end {
+        dynasm!(ops; .arch aarch64; mov x9, #1; b =>body);
+        return;
+    }
     dynasm!(ops
         ; .arch aarch64
+        ; mov x9, #0
+        ; =>body
         ; cbz x23, >done
         ; adds x4, x22, x23
         ; b.cs >decline
@@ -289,6 +307,9 @@ fn memmove(ops: &mut Ops) {
         ; sturh w7, [x5, #-2]
         ; done:
         ; mov x20, x21
+        ; cbz x9, >out
+        ; add x20, x21, x23
+        ; out:
         ; mov x0, #1
         ; ret
     );

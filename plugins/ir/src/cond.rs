@@ -154,6 +154,10 @@ named_enum! {
         MemmoveChk = "memmove_chk",
         /// __memset_chk: memset, declined as `memmove_chk` is.
         MemsetChk = "memset_chk",
+        /// memmove returning the end of the destination.
+        Mempcpy = "mempcpy",
+        /// memchr with no length: the byte is known to be there.
+        Rawmemchr = "rawmemchr",
     }
 }
 
@@ -182,8 +186,8 @@ impl Helper {
             Helper::Rdtsc => &[],
             Helper::X87 | Helper::X87Flags => &X87_READS,
             Helper::Strlen => &[Reg::RDI],
-            Helper::Strcmp | Helper::Strchr | Helper::Strnlen => &[Reg::RDI, Reg::RSI],
-            Helper::Memchr | Helper::Memset | Helper::Memmove | Helper::Memcmp | Helper::Strncmp => {
+            Helper::Strcmp | Helper::Strchr | Helper::Strnlen | Helper::Rawmemchr => &[Reg::RDI, Reg::RSI],
+            Helper::Memchr | Helper::Memset | Helper::Memmove | Helper::Memcmp | Helper::Strncmp | Helper::Mempcpy => {
                 &[Reg::RDI, Reg::RSI, Reg::RDX]
             }
             Helper::MemmoveChk | Helper::MemsetChk => &[Reg::RDI, Reg::RSI, Reg::RDX, Reg::RCX],
@@ -211,7 +215,13 @@ impl Helper {
     pub fn stores(self) -> bool {
         matches!(
             self,
-            Helper::X87 | Helper::X87Flags | Helper::Memset | Helper::Memmove | Helper::MemmoveChk | Helper::MemsetChk
+            Helper::X87
+                | Helper::X87Flags
+                | Helper::Memset
+                | Helper::Memmove
+                | Helper::MemmoveChk
+                | Helper::MemsetChk
+                | Helper::Mempcpy
         )
     }
 }
