@@ -160,9 +160,9 @@ impl Pass for LeafInline {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::run_pass_on;
     use aarchx_ir::parse::parse;
     use aarchx_ir::print::print;
-    use aarchx_ir::verify::verify;
     use aarchx_pass::{CpuLevel, GuestCode, MemoryModel, TranslationConfig};
 
     /// Guest code whose only function is `__strlen_sse2` at 0x1000.
@@ -178,18 +178,13 @@ mod tests {
     }
 
     fn run(enabled: bool, text: &str) -> String {
-        let mut region = parse(text).expect("fixture parses");
         let config = TranslationConfig {
             memory_model: MemoryModel::Plain,
             tso_vector: false,
             cpu_level: CpuLevel::V1,
             superblocks: true,
         };
-        LeafInline { enabled, counts: false }
-            .run(&PassContext { code: &Strlen, config: &config }, &mut region)
-            .expect("runs");
-        verify(&region).unwrap_or_else(|e| panic!("output does not verify: {e}\n{}", print(&region)));
-        print(&region)
+        run_pass_on(&mut LeafInline { enabled, counts: false }, text, &config, &Strlen)
     }
 
     /// A loop back to the entry, as a routine's code could have.

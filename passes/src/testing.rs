@@ -31,9 +31,14 @@ pub fn run_pass(pass: &mut dyn Pass, text: &str) -> String {
 
 /// [`run_pass`] under the given settings.
 pub fn run_pass_with(pass: &mut dyn Pass, text: &str, config: &TranslationConfig) -> String {
+    run_pass_on(pass, text, config, &NoCode)
+}
+
+/// [`run_pass_with`] over guest code `code`.
+pub fn run_pass_on(pass: &mut dyn Pass, text: &str, config: &TranslationConfig, code: &dyn GuestCode) -> String {
     let mut region = parse(text).expect("fixture parses");
     verify(&region).expect("fixture verifies");
-    pass.run(&PassContext { code: &NoCode, config }, &mut region).expect("pass succeeds");
+    pass.run(&PassContext { code, config }, &mut region).expect("pass succeeds");
     verify(&region).unwrap_or_else(|e| panic!("pass output does not verify: {e}\n{}", print(&region)));
     print(&region)
 }

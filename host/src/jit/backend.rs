@@ -158,8 +158,16 @@ impl Jit {
     pub fn compile(&mut self, region: &Region, options: CompileOptions, reads_flags: bool) -> Result<BlockId, Decline> {
         let at = self.cache.next_addr();
         let first_stub = self.stubs.next_id();
-        let lowered =
-            lower::lower(region, at, self.trampoline.exit_addr(), &self.leaf, first_stub, options, reads_flags, self.nan_rules)?;
+        let lowered = lower::lower(
+            region,
+            at,
+            self.trampoline.exit_addr(),
+            &self.leaf,
+            first_stub,
+            options,
+            reads_flags,
+            self.nan_rules,
+        )?;
         let start = self.cache.push(at, &lowered.code).ok_or(Decline::CacheFull)?;
         let code = start + lowered.entry;
         if let Some(map) = &mut self.perf_map {
@@ -266,7 +274,8 @@ impl Jit {
         // trampoline's contract; the context outlives the call and its
         // helper pointer refers to `helpers`, alive until the call returns;
         // the caller upholds the guest-memory contract above.
-        let raw = unsafe { self.trampoline.enter(state, &mut self.ctx, code, &self.fixups, &self.leaf, self.cut.slot()) };
+        let raw =
+            unsafe { self.trampoline.enter(state, &mut self.ctx, code, &self.fixups, &self.leaf, self.cut.slot()) };
         self.ctx.clear_helpers();
         let (exit, stub) = exit::decode(raw);
         JitExit { exit, chain: stub }

@@ -335,16 +335,10 @@ fn memcmp(ops: &mut Ops) {
         ; fmov x4, d0
         ; sub x3, x3, #16
         ; cbz x4, <loop16
-        ; rbit x4, x4
-        ; clz x4, x4
-        ; lsr x4, x4, #2
-        ; sub x1, x1, #16
-        ; sub x2, x2, #16
-        ; ldrb w5, [x1, x4]
-        ; ldrb w6, [x2, x4]
-        ; sub w20, w5, w6
-        ; mov x0, #1
-        ; ret
+    );
+    chunk_difference(ops);
+    dynasm!(ops
+        ; .arch aarch64
         ; bytes:
         ; cbz x3, >equal
         ; ldrb w5, [x1], #1
@@ -488,16 +482,10 @@ fn strncmp(ops: &mut Ops, bounded: bool, body: DynamicLabel) {
         ; fmov x4, d2
         ; sub x3, x3, #16
         ; cbz x4, <next
-        ; rbit x4, x4
-        ; clz x4, x4
-        ; lsr x4, x4, #2
-        ; sub x1, x1, #16
-        ; sub x2, x2, #16
-        ; ldrb w5, [x1, x4]
-        ; ldrb w6, [x2, x4]
-        ; sub w20, w5, w6
-        ; mov x0, #1
-        ; ret
+    );
+    chunk_difference(ops);
+    dynasm!(ops
+        ; .arch aarch64
         ; byte:
         ; ldrb w5, [x1], #1
         ; ldrb w6, [x2], #1
@@ -525,6 +513,26 @@ fn checked(ops: &mut Ops, plain: DynamicLabel) {
         ; cmp x24, x23
         ; b.hs =>plain
         ; mov x0, #0
+        ; ret
+    );
+}
+
+/// The end of memcmp's and strncmp's 16-byte step: x4 the nibble mask of
+/// the lanes to stop at in the chunks just read at x1 - 16 and x2 - 16;
+/// x20 = the difference of the bytes in the first such lane, and return.
+#[cfg(target_arch = "aarch64")]
+fn chunk_difference(ops: &mut Ops) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; rbit x4, x4
+        ; clz x4, x4
+        ; lsr x4, x4, #2
+        ; sub x1, x1, #16
+        ; sub x2, x2, #16
+        ; ldrb w5, [x1, x4]
+        ; ldrb w6, [x2, x4]
+        ; sub w20, w5, w6
+        ; mov x0, #1
         ; ret
     );
 }

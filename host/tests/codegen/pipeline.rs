@@ -97,7 +97,16 @@ pub fn lower(bytes: &[u8], variant: &Variant) -> Result<Vec<u32>, String> {
         (info.create)(&options).run(&cx, &mut region).map_err(|e| format!("{name}: {}", e.0))?;
     }
     verify(&region).map_err(|e| format!("verify: {e}"))?;
-    let lowered = lower_region(&region, CODE_AT, EXIT_AT, &LeafRoutines::placed_at(EXIT_AT), 0, CompileOptions::default(), true, variant.nan_rules)
-        .map_err(|e| e.to_string())?;
+    let lowered = lower_region(
+        &region,
+        CODE_AT,
+        EXIT_AT,
+        &LeafRoutines::placed_at(EXIT_AT),
+        0,
+        CompileOptions::default(),
+        true,
+        variant.nan_rules,
+    )
+    .map_err(|e| e.to_string())?;
     Ok(lowered.code.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())
 }
