@@ -55,6 +55,22 @@ impl FenvRuns {
     }
 }
 
+/// What a run through [`Engine::execute`] ended with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Executed {
+    pub exit: RegionExit,
+    /// The run reached a quick translation's block that has used up its
+    /// runs (see `crate::jit::run_counts`) and left at its entry, which
+    /// `state.rip` holds: the dispatcher translates the superblock next.
+    pub tier_up: bool,
+}
+
+impl From<RegionExit> for Executed {
+    fn from(exit: RegionExit) -> Executed {
+        Executed { exit, tier_up: false }
+    }
+}
+
 /// How translated regions are executed.
 pub enum Engine {
     Interp,
@@ -95,20 +111,25 @@ pub fn nan_rules(afp: AfpSetting) -> NanRules {
 
 impl Engine {
     /// The engine the policy asks for, as far as this host has it; a JIT
-    /// lowers float code under `nan_rules` (see [`nan_rules`]).
-    pub fn new(backend: Backend, nan_rules: NanRules) -> Result<Engine, EngineError> {
+    /// lowers float code under `nan_rules` (see [`nan_rules`]) and gives
+    /// quick blocks `tier_up` runs before their superblock.
+    pub fn new(backend: Backend, nan_rules: NanRules, tier_up: u32) -> Result<Engine, EngineError> {
         match backend {
             Backend::Interp => Ok(Engine::Interp),
             #[cfg(target_arch = "aarch64")]
-            Backend::Jit => Ok(Engine::Jit {
-                jit: crate::jit::Jit::new(nan_rules).map_err(|e| EngineError::Setup(e.to_string()))?,
-                declined: FxHashSet::default(),
-                lowering: std::time::Duration::ZERO,
-                fenv: FenvRuns::default(),
-            }),
+            Backend::Jit => {
+                let mut jit = crate::jit::Jit::new(nan_rules).map_err(|e| EngineError::Setup(e.to_string()))?;
+                jit.set_tier_up(tier_up);
+                Ok(Engine::Jit {
+                    jit,
+                    declined: FxHashSet::default(),
+                    lowering: std::time::Duration::ZERO,
+                    fenv: FenvRuns::default(),
+                })
+            }
             #[cfg(not(target_arch = "aarch64"))]
             Backend::Jit => {
-                let _ = nan_rules;
+                let _ = (nan_rules, tier_up);
                 tracing::info!("the arm64 JIT needs an aarch64 host; running the IR interpreter");
                 Ok(Engine::Interp)
             }
@@ -133,16 +154,16 @@ impl Engine {
         dispatched: bool,
         state: &mut GuestState,
         process: &mut Process,
-    ) -> RegionExit {
+    ) -> Executed {
         match self {
-            Engine::Interp => interp::run_region(region, state, &mut GuestAccess),
+            Engine::Interp => interp::run_region(region, state, &mut GuestAccess).into(),
             // MXCSR changes only at an `exit fenv` or in the runtime (signal
             // frames), both of which come back here before translated code
             // runs again, through the trampoline that sets FPCR from it.
             #[cfg(target_arch = "aarch64")]
             Engine::Jit { fenv, .. } if !jit_runs_under(state.mxcsr) => {
                 fenv.note(state.mxcsr, false);
-                interp::run_region(region, state, &mut GuestAccess)
+                interp::run_region(region, state, &mut GuestAccess).into()
             }
             #[cfg(target_arch = "aarch64")]
             Engine::Jit { jit, declined, lowering, fenv } => {
@@ -271,7 +292,7 @@ fn helpers_store(region: &Region) -> bool {
 }
 
 /// Runs `region` on the JIT, or on the interpreter when the JIT declines
-/// it: its exit, and whether translated code ran.
+/// it: how it ended, and whether translated code ran.
 #[cfg(target_arch = "aarch64")]
 fn run_jit(
     jit: &mut crate::jit::Jit,
@@ -282,7 +303,7 @@ fn run_jit(
     dispatched: bool,
     state: &mut GuestState,
     process: &mut Process,
-) -> (RegionExit, bool) {
+) -> (Executed, bool) {
     use crate::jit::{CompileOptions, Decline};
     use crate::machine::Machine;
 
@@ -296,7 +317,7 @@ fn run_jit(
     let block = match jit.lookup_with(rip, options) {
         Some(b) => b,
         None if declined.contains(&rip) || (exact && helpers_store(region)) => {
-            return (interp::run_region(region, state, &mut GuestAccess), false)
+            return (interp::run_region(region, state, &mut GuestAccess).into(), false)
         }
         None => {
             // Whether a `probe_indirect` may leave for this block without
@@ -317,7 +338,7 @@ fn run_jit(
                     tracing::debug!(rip = format_args!("{rip:#x}"), ?why, "JIT declined the region; interpreting it");
                     crate::bounds::make_room(declined);
                     declined.insert(rip);
-                    return (interp::run_region(region, state, &mut GuestAccess), false);
+                    return (interp::run_region(region, state, &mut GuestAccess).into(), false);
                 }
             }
         }
@@ -336,12 +357,12 @@ fn run_jit(
         // already (instrumentation).
         crate::jit::journal::undo(jit.journal());
         *state = entry;
-        return (crate::counters::muted(|| interp::run_region(region, state, &mut GuestAccess)), true);
+        return (crate::counters::muted(|| interp::run_region(region, state, &mut GuestAccess)).into(), true);
     }
     if let Some(stub) = out.chain {
         if let Some(target) = jit.lookup(state.rip) {
             jit.link(stub, target);
         }
     }
-    (out.exit, true)
+    (Executed { exit: out.exit, tier_up: out.tier_up }, true)
 }

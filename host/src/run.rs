@@ -17,7 +17,7 @@ use aarchx_pass::MemoryModel;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::disk_cache::{fingerprint, DiskCache};
-use crate::engine::{Engine, EngineError};
+use crate::engine::{Engine, EngineError, Executed};
 use crate::jit::NanRules;
 use crate::loader::rootfs::{Rootfs, RootfsError};
 use crate::loader::{self, LoadError};
@@ -110,8 +110,9 @@ impl Slot {
 struct Translated {
     region: Arc<Region>,
     /// Entered only from the dispatcher, never chained to: a
-    /// self-checking region (see `crate::code_pages`), or a quick one
-    /// whose runs are being counted.
+    /// self-checking region (see `crate::code_pages`). (A quick one is
+    /// chained to and counts its own runs on the JIT, see
+    /// `crate::jit::run_counts`.)
     dispatched: bool,
     shape: Shape,
 }
@@ -125,13 +126,14 @@ struct Cached {
     /// (see `crate::code_pages`): compared before every run.
     bytes: Option<Vec<u8>>,
     /// A quick translation that a superblock would extend (it leaves by a
-    /// direct jump or call): its runs so far.
+    /// direct jump or call): its runs from the dispatcher so far (the
+    /// JIT's block also counts those it was chained to).
     runs: Option<u32>,
 }
 
 impl Cached {
     fn translated(&self, shape: Shape) -> Translated {
-        Translated { region: self.region.clone(), dispatched: self.bytes.is_some() || self.runs.is_some(), shape }
+        Translated { region: self.region.clone(), dispatched: self.bytes.is_some(), shape }
     }
 
     /// Whether the region checks its bytes and they changed.
@@ -401,6 +403,8 @@ struct Shared {
     translator: Mutex<Translator>,
     backend: Backend,
     nan_rules: NanRules,
+    /// The decode pass's `tier_up`, for each thread's JIT.
+    tier_up: u32,
     verify: Option<VerifySettings>,
     /// The policy asked for `memory_model: Auto`: plain until the guest
     /// starts a thread or maps shared memory writable, ordered from then
@@ -574,7 +578,8 @@ pub fn run(
         policy.region_hook.is_none().then(|| fingerprint::fingerprint(&passes, &policy.translation_config())).flatten();
     let disk = DiskCache::new(&policy.cache, fingerprint);
     let nan_rules = crate::engine::nan_rules(policy.afp);
-    let engine = Engine::new(policy.backend, nan_rules)?;
+    let tier_up = pipeline.tier_up();
+    let engine = Engine::new(policy.backend, nan_rules, tier_up)?;
     let mut argv: Vec<OsString> = vec![argv0.unwrap_or(program.as_os_str()).to_owned()];
     argv.extend(args.iter().cloned());
     let envp: Vec<OsString> = std::env::vars_os()
@@ -596,6 +601,7 @@ pub fn run(
         translator: Mutex::new(Translator { pipeline, cache, disk }),
         backend: policy.backend,
         nan_rules,
+        tier_up,
         verify: policy.verify,
         auto_memory_model: policy.memory_model == MemoryModelSetting::Auto,
         invalidations: Invalidations::default(),
@@ -637,6 +643,9 @@ impl<'a> GuestThread<'a> {
     /// process ends with it (exit_group, or the last thread's exit),
     /// `None` when other threads run on.
     fn run(&mut self, mut state: GuestState, mut process: Process) -> Result<Option<i32>, RunError> {
+        // The entry of a quick block that left by its tier-up exit: its
+        // superblock is translated at the next look-up there.
+        let mut promote = None;
         loop {
             // A code page made writable by another thread is recorded
             // written before the look-up (see `crate::thread`).
@@ -647,8 +656,9 @@ impl<'a> GuestThread<'a> {
             // While MXCSR unmasks an exception, regions run their reference
             // translation (see `exact_float_traps`).
             let variant = if exact_float_traps(&state) { Variant::Reference } else { Variant::Policy };
+            let shape = (promote.take() == Some(rip)).then_some(Shape::Superblock);
             let (Translated { region, dispatched, shape }, as_of) =
-                self.shared.region(rip, variant, None, &process.mem)?;
+                self.shared.region(rip, variant, shape, &process.mem)?;
             // The look-up may have dropped a self-checking region's stale
             // code, from this thread's executor too.
             self.catch_up();
@@ -671,11 +681,14 @@ impl<'a> GuestThread<'a> {
             let exit = match self.verifier.as_mut().filter(|_| due) {
                 Some(v) => {
                     let reference = self.shared.region(rip, Variant::Reference, Some(shape), &process.mem)?.0.region;
-                    v.check(&mut self.engine, &region, shape, &reference, &mut state, &mut process)
+                    v.check(&mut self.engine, &region, shape, &reference, &mut state, &mut process).map(Executed::from)
                 }
                 None => Ok(self.engine.execute(&region, shape, dispatched, &mut state, &mut process)),
             };
-            let exit = exit.inspect_err(|_| self.report())?;
+            let Executed { exit, tier_up } = exit.inspect_err(|_| self.report())?;
+            if tier_up {
+                promote = Some(state.rip);
+            }
             let fatal = match exit {
                 // A signal came first: its handler runs, then the system call.
                 RegionExit::Jump { kind: ExitKind::Syscall } if process.signal_before_syscall() => {
@@ -771,7 +784,7 @@ fn spawn(shared: &Arc<Shared>, new: NewThread) -> u64 {
             process.mem.lock().write_bytes(at, &(tid as u32).to_le_bytes()).ok();
         }
         sender.send(tid).ok();
-        let ended = Engine::new(thread_shared.backend, thread_shared.nan_rules)
+        let ended = Engine::new(thread_shared.backend, thread_shared.nan_rules, thread_shared.tier_up)
             .map_err(RunError::from)
             .and_then(|engine| GuestThread::new(&thread_shared, engine).run(state, process));
         match ended {

@@ -34,6 +34,8 @@ use crate::translate::{PassFailure, Pipeline, TranslateError};
 /// branches to: fixed, so the output does not depend on the host.
 const CODE_AT: usize = 0x1000_0000;
 const EXIT_AT: usize = 0x0ff0_0000;
+/// Where the listing places a quick block's run count.
+const RUN_COUNT_AT: usize = 0x0fe0_0000;
 
 /// What keeps a region from being explained.
 #[derive(Debug, thiserror::Error)]
@@ -191,7 +193,9 @@ pub fn explain(policy: &Policy, program: &Path, at: &str, quick: bool) -> Result
             last = ir;
         }
     }
-    arm64_listing(&mut out, &region, policy.backend, crate::engine::nan_rules(policy.afp));
+    // A quick translation that may be promoted counts its runs.
+    let counts = quick && crate::translate::leaves_directly(&region);
+    arm64_listing(&mut out, &region, policy.backend, crate::engine::nan_rules(policy.afp), counts);
     Ok(out)
 }
 
@@ -224,8 +228,9 @@ fn guest_listing(out: &mut String, region: &Region, code: &Image<'_>, symbols: &
 }
 
 /// The arm64 code of the region, a word and its disassembly a line, its
-/// float code under `nan_rules` (what a run on this host would use).
-fn arm64_listing(out: &mut String, region: &Region, backend: Backend, nan_rules: NanRules) {
+/// float code under `nan_rules` (what a run on this host would use),
+/// counting its runs at the entry when it `counts` them (a quick block).
+fn arm64_listing(out: &mut String, region: &Region, backend: Backend, nan_rules: NanRules, counts: bool) {
     if backend == Backend::Interp {
         let _ = writeln!(out, "\n== arm64: none (the policy's backend is the interpreter, which runs the IR)");
         return;
@@ -242,15 +247,17 @@ fn arm64_listing(out: &mut String, region: &Region, backend: Backend, nan_rules:
         CompileOptions::default(),
         reads_flags,
         nan_rules,
+        counts.then_some(RUN_COUNT_AT),
     ) {
         Ok(lowered) => {
             let _ = writeln!(
                 out,
-                "\n== arm64: {} instructions, {} bytes (lowered at {CODE_AT:#x}, entry +{:#x}: {}, dispatcher exit at {EXIT_AT:#x})",
+                "\n== arm64: {} instructions, {} bytes (lowered at {CODE_AT:#x}, entry +{:#x}: {}, dispatcher exit at {EXIT_AT:#x}{})",
                 lowered.code.len() / 4,
                 lowered.code.len(),
                 lowered.entry,
                 if reads_flags { "reads the status flags it is entered with" } else { "status flags dead at entry" },
+                if counts { format!(", run count at {RUN_COUNT_AT:#x}") } else { String::new() },
             );
             let decoder = InstDecoder::default();
             for (i, w) in lowered.code.chunks_exact(4).enumerate() {

@@ -10,20 +10,20 @@ use rustc_hash::FxHashMap;
 use aarchx_ir::cond::Helper;
 use aarchx_ir::{GuestState, Region};
 
-use crate::machine::RegionExit;
-
 use super::cache::CodeCache;
 use super::chain::StubTable;
 use super::context::JitContext;
 use super::entry::Trampoline;
-use super::exit::{self, StubId};
+use super::exit::{self, JitExit, StubId};
 use super::ibtc::{Ibtc, NO_ENTRIES};
 use super::journal::{self, JournalEntry};
 use super::leaf::LeafRoutines;
 use super::lower::{self, Decline, NanRules};
 use super::perf_map::PerfMap;
+use super::run_counts::RunCounts;
 use super::CompileOptions;
 use crate::thread::{register_cut, CutRegistration, Fixup};
+use crate::translate::Shape;
 
 /// Size of the code cache mapping. Every branch inside it (block to
 /// block, block to trampoline) is within the ±128 MiB reach of `b`.
@@ -47,18 +47,6 @@ pub enum JitError {
 /// A compiled block: an index into the JIT's block table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BlockId(pub u32);
-
-/// What a run of translated code ended with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct JitExit {
-    /// The region exit, as the interpreter reports it; `state.rip` holds
-    /// the target or the faulting instruction.
-    pub exit: RegionExit,
-    /// Set when the run left through a direct `exit jump` or `exit call`
-    /// that can be chained to its target with [`Jit::link`]. Also set
-    /// (for an already linked stub) when the chain budget ran out.
-    pub chain: Option<StubId>,
-}
 
 /// A live compiled block.
 #[derive(Debug)]
@@ -102,6 +90,10 @@ pub struct Jit {
     perf_map: Option<PerfMap>,
     /// How its float code gets x86's NaNs (the trampoline's FPCR too).
     nan_rules: NanRules,
+    /// The run counters of its quick blocks, and how many runs each
+    /// starts with (see [`super::run_counts`]).
+    counts: RunCounts,
+    tier_up: u32,
 }
 
 impl Jit {
@@ -131,6 +123,8 @@ impl Jit {
             fixups: Vec::new(),
             perf_map: PerfMap::from_env(),
             nan_rules,
+            counts: RunCounts::default(),
+            tier_up: 0,
         })
     }
 
@@ -152,12 +146,22 @@ impl Jit {
         self.chain_budget = budget.max(1);
     }
 
+    /// Sets how many runs a quick block other blocks may branch to takes
+    /// before its tier-up exit (the decode pass's `tier_up`; 0, the
+    /// default, leaves at every run).
+    pub fn set_tier_up(&mut self, runs: u32) {
+        self.tier_up = runs;
+    }
+
     /// Translates `region`. The block is registered under `region.entry`
     /// and `options` for [`Jit::lookup_with`] (replacing, and unlinking,
-    /// any block already there).
+    /// any block already there); a superblock also replaces the quick
+    /// block of its address. A quick block other blocks may branch to
+    /// counts its runs (see [`super::run_counts`]).
     pub fn compile(&mut self, region: &Region, options: CompileOptions, reads_flags: bool) -> Result<BlockId, Decline> {
         let at = self.cache.next_addr();
         let first_stub = self.stubs.next_id();
+        let run_count = (options.shape == Shape::Quick && options.linkable()).then(|| self.counts.add(self.tier_up));
         let lowered = lower::lower(
             region,
             at,
@@ -167,6 +171,7 @@ impl Jit {
             options,
             reads_flags,
             self.nan_rules,
+            run_count,
         )?;
         let start = self.cache.push(at, &lowered.code).ok_or(Decline::CacheFull)?;
         let code = start + lowered.entry;
@@ -188,8 +193,12 @@ impl Jit {
         }
         let id = BlockId(self.blocks.len() as u32);
         let stubs = self.stubs.add(start, &lowered.stubs);
-        if let Some(old) = self.by_addr.get(&(region.entry, options)).copied() {
-            self.drop_block(old);
+        let quick = CompileOptions { shape: Shape::Quick, ..options };
+        let replaced = [Some(options), (options.shape == Shape::Superblock).then_some(quick)];
+        for key in replaced.into_iter().flatten() {
+            if let Some(old) = self.by_addr.get(&(region.entry, key)).copied() {
+                self.drop_block(old);
+            }
         }
         self.by_addr.insert((region.entry, options), id);
         self.blocks.push(Some(BlockInfo {
@@ -203,10 +212,13 @@ impl Jit {
         Ok(id)
     }
 
-    /// The registered block for guest address `addr` compiled with the
-    /// default options (not journaled).
+    /// The registered block other blocks may branch to for guest address
+    /// `addr`: its superblock, else its quick translation (neither
+    /// journaled nor dispatched).
     pub fn lookup(&self, addr: u64) -> Option<BlockId> {
-        self.lookup_with(addr, CompileOptions::default())
+        let superblock = CompileOptions::default();
+        let quick = CompileOptions { shape: Shape::Quick, ..superblock };
+        self.lookup_with(addr, superblock).or_else(|| self.lookup_with(addr, quick))
     }
 
     /// The registered block for guest address `addr` compiled with
@@ -277,8 +289,7 @@ impl Jit {
         let raw =
             unsafe { self.trampoline.enter(state, &mut self.ctx, code, &self.fixups, &self.leaf, self.cut.slot()) };
         self.ctx.clear_helpers();
-        let (exit, stub) = exit::decode(raw);
-        JitExit { exit, chain: stub }
+        exit::decode(raw)
     }
 
     /// Links `stub` (reported by a run) straight to `target`, whose guest
@@ -326,6 +337,7 @@ impl Jit {
         self.by_addr.clear();
         self.stubs = StubTable::default();
         self.fixups.clear();
+        self.counts.clear();
         self.cache.rewind(self.blocks_start);
     }
 

@@ -55,6 +55,11 @@
 //!   zero the block returns to Rust, so a hot loop of chained blocks
 //!   cannot starve pending work (signals, other threads' requests)
 //!   forever (see [`chain`] for why backward ones suffice).
+//! - [`run_counts`]: a quick translation (tiering) that other blocks may
+//!   branch to counts its own runs in a word of its own and leaves with
+//!   the tier-up exit when they are used up; compiling the region's
+//!   superblock drops it, and the branches into it are linked again, to
+//!   the superblock.
 //! - [`journal`]: with [`CompileOptions::journal`], every guest store first
 //!   records (address, size, old bytes), so verify mode can roll memory
 //!   back after running the translated code and run the interpreter from
@@ -76,7 +81,7 @@
 //! `docs/codegen.md`) run on x86-64: dynasmrt's `VecAssembler` is
 //! portable, and helpers are reached through x27 plus an offset, so the
 //! bytes do not depend on where the helpers are. What executes or
-//! patches code ([`Jit`], [`cache`], [`entry`], [`chain`]) is aarch64
+//! patches code ([`Jit`], [`cache`], [`entry`], [`chain`], [`run_counts`]) is aarch64
 //! only.
 //!
 //! What is deliberately absent, for later issues: an exact guest state at a faulting access (a fault in translated code
@@ -109,14 +114,16 @@ pub mod lower;
 #[cfg(target_arch = "aarch64")]
 pub mod perf_map;
 pub mod regs;
+#[cfg(target_arch = "aarch64")]
+pub mod run_counts;
 pub mod runtime;
 
 #[cfg(all(test, target_arch = "aarch64"))]
 mod tests;
 
 #[cfg(target_arch = "aarch64")]
-pub use backend::{BlockId, Jit, JitError, JitExit, CACHE_SIZE, DEFAULT_CHAIN_BUDGET};
-pub use exit::StubId;
+pub use backend::{BlockId, Jit, JitError, CACHE_SIZE, DEFAULT_CHAIN_BUDGET};
+pub use exit::{JitExit, StubId};
 pub use host::crypto_extension;
 pub use journal::JournalEntry;
 pub use lower::{Decline, NanRules};
@@ -133,8 +140,7 @@ pub struct CompileOptions {
     pub journal: bool,
     /// Entered only from the dispatcher: never linked to, never in the
     /// indirect branch target cache (a region on a self-checking code
-    /// page compares its bytes before each run, see `crate::code_pages`;
-    /// a quick translation has its runs counted, see `Shape`).
+    /// page compares its bytes before each run, see `crate::code_pages`).
     pub dispatched: bool,
     /// The region's shape: a quick translation and the superblock that
     /// replaces it are two blocks at one address.

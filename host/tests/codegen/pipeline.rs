@@ -106,6 +106,7 @@ pub fn lower(bytes: &[u8], variant: &Variant) -> Result<Vec<u32>, String> {
         CompileOptions::default(),
         true,
         variant.nan_rules,
+        None,
     )
     .map_err(|e| e.to_string())?;
     Ok(lowered.code.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())

@@ -183,7 +183,11 @@ pub enum NanRules {
 /// at the entry `reads_flags` (the status flags it is entered with), the
 /// entry is placed one word in, at an address with
 /// [`crate::jit::ibtc::FLAGS_DEAD_BIT`] set, for `probe_indirect`. Float
-/// code follows `nan_rules`, which must be the trampoline's.
+/// code follows `nan_rules`, which must be the trampoline's. With a
+/// `run_count` (the address of a quick block's word, see
+/// `crate::jit::run_counts`) the block counts its runs at its entry and
+/// leaves by the tier-up exit when they are used up.
+#[allow(clippy::too_many_arguments, reason = "each is one fact about the block the lowering needs")]
 pub fn lower(
     region: &Region,
     base: usize,
@@ -193,6 +197,7 @@ pub fn lower(
     options: CompileOptions,
     reads_flags: bool,
     nan_rules: NanRules,
+    run_count: Option<usize>,
 ) -> Result<Lowered, Decline> {
     debug_assert_eq!(base % 8, 0, "regions start 8-aligned");
     let mut l = Lowerer::new(region, base, exit_addr, *leaf, first_stub, options, nan_rules)?;
@@ -203,12 +208,16 @@ pub fn lower(
         a64!(l.ops; nop);
         4
     };
+    let tier_up = run_count.map(|word| l.count_run(word));
     l.prologue();
     let dead = dead_stubs(region);
     for b in (0..region.blocks.len()).filter(|b| !dead[*b]) {
         l.block(b)?;
     }
     let body_end = l.ops.offset().0 as u32;
+    if let Some(label) = tier_up {
+        l.tier_up_exit(label);
+    }
     l.checked_runs()?;
     let fixups = l.misaligned_paths();
     l.guest_marks.retain(|&(at, _)| at < body_end);

@@ -19,17 +19,20 @@
 //! whose entry address says it reads no incoming status flag
 //! ([`ibtc::FLAGS_DEAD_BIT`]), and otherwise goes on to its fallback
 //! block, which writes the flags and leaves with `exit_indirect`.
+//!
+//! A quick block that counts its runs (see `crate::jit::run_counts`)
+//! starts with the count and has its tier-up exit after its blocks.
 
 use aarchx_ir::cond::Helper;
 use aarchx_ir::{ExitKind, Format, GuestState, InstData, MemFlags, Opcode, Reg, TrapKind};
-use dynasmrt::{DynasmApi, DynasmLabelApi};
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi};
 
 use super::alloc::Fold;
 use super::StubSite;
 use super::{a64, Decline, Lowerer};
 use crate::jit::context::{OFF_CALL_HELPER, OFF_IBTC};
 use crate::jit::exit::StubId;
-use crate::jit::exit::{exit_code, trap_code};
+use crate::jit::exit::{exit_code, tier_up_code, trap_code};
 use crate::jit::ibtc;
 use crate::jit::regs::{pinned_v, BUDGET_REG, CTX_REG, PINNED, SPILL_AREA, STATE_REG};
 
@@ -288,6 +291,32 @@ impl Lowerer<'_> {
             }
         });
         only_probe && keeps_scratch && self.alloc.frame <= SPILL_AREA
+    }
+
+    /// A quick block's run count (see `crate::jit::run_counts`), at its
+    /// entry before the frame: the word at `word` is tested and
+    /// decremented, and at zero the block leaves by the tier-up exit (the
+    /// returned label, placed by [`Lowerer::tier_up_exit`]). x16 and x17
+    /// hold nothing at a block's entry; NZCV is left alone.
+    pub(super) fn count_run(&mut self, word: usize) -> DynamicLabel {
+        let tier_up = self.ops.new_dynamic_label();
+        self.mov64(16, word as u64);
+        a64!(self.ops
+            ; ldr w17, [x16]
+            ; cbz w17, =>tier_up
+            ; sub w17, w17, #1
+            ; str w17, [x16]
+        );
+        tier_up
+    }
+
+    /// The tier-up exit of [`Lowerer::count_run`]: nothing of the region
+    /// has run, and it leaves as a jump to its own entry would.
+    pub(super) fn tier_up_exit(&mut self, label: DynamicLabel) {
+        a64!(self.ops; =>label);
+        self.mov64(0, self.r.entry);
+        a64!(self.ops; str x0, [X(STATE_REG), #OFF_RIP]);
+        self.leave(tier_up_code());
     }
 
     /// Returns to Rust with `code` (the frame already popped).

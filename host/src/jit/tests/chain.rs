@@ -172,3 +172,47 @@ fn malformed_regions_are_declined() {
     r.blocks[0].insts.pop();
     assert_eq!(jit.compile(&r, CompileOptions::default(), true), Err(crate::jit::Decline::Malformed));
 }
+
+#[test]
+fn quick_blocks_chain_count_their_runs_and_give_way_to_their_superblock() {
+    use crate::translate::Shape;
+    let quick = CompileOptions { shape: Shape::Quick, ..CompileOptions::default() };
+    let mut jit = Jit::new(crate::jit::NanRules::default()).expect("JIT starts");
+    jit.set_tier_up(5);
+    for t in [A, B] {
+        jit.compile(&region(t), quick, true).expect("compiles");
+    }
+    let mut state = GuestState { rip: 0x1000, ..GuestState::default() };
+    state.gpr[1] = 100;
+    // (rip, rax) at each tier-up exit.
+    let mut tier_ups = Vec::new();
+    let mut returns = 0;
+    while state.rip != 0x3000 {
+        let block = jit.lookup(state.rip).expect("target compiled");
+        // SAFETY: these regions touch no memory.
+        let out = unsafe { jit.run(block, &mut state, &mut |_, _| {}) };
+        returns += 1;
+        if out.tier_up {
+            assert_eq!(out.chain, None);
+            tier_ups.push((state.rip, state.gpr[0]));
+            let text = if state.rip == 0x1000 { A } else { B };
+            jit.compile(&region(text), CompileOptions::default(), true).expect("compiles");
+            assert_eq!(jit.lookup_with(state.rip, quick), None, "the superblock replaced the quick block");
+            continue;
+        }
+        if let Some(stub) = out.chain {
+            if let Some(target) = jit.lookup(state.rip) {
+                jit.link(stub, target);
+            }
+        }
+        assert!(returns < 1000, "runaway dispatch");
+    }
+    // A and B each ran five times (four of them chained) before their
+    // sixth entry left, nothing of it run: A after rax reached 5, B once
+    // A's superblock had run once more.
+    assert_eq!(tier_ups, vec![(0x1000, 5), (0x2000, 6)]);
+    assert_eq!((state.gpr[0], state.gpr[1]), (100, 0));
+    // The quick blocks' first exits, the two tier-ups, the superblocks'
+    // first exits (their links to the other are new), the way out.
+    assert!(returns <= 8, "{returns} returns");
+}
