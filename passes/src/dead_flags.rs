@@ -261,7 +261,8 @@ fn mark_dependencies(region: &mut Region, block: usize, ranges: &[(u64, u64)]) {
 /// back edges make cycles), from `init` in every block, joining the
 /// successors' sets with `join`: union gives the flags live at each
 /// block's start, intersection (from ALL down) the flags read on every
-/// path.
+/// path. When every branch goes to a later block (a lifter's region
+/// without a loop), one pass from the last block is the fixed point.
 fn fixed_point(
     region: &Region,
     exit_live: &[FlagSet],
@@ -270,6 +271,9 @@ fn fixed_point(
 ) -> Vec<FlagSet> {
     let n = region.blocks.len();
     let mut sets = vec![init; n];
+    let forward = region.blocks.iter().enumerate().all(|(b, block)| {
+        block.insts.last().is_none_or(|t| region.inst(*t).successors().iter().all(|&s| s as usize > b))
+    });
     let mut changed = true;
     while changed {
         changed = false;
@@ -277,7 +281,7 @@ fn fixed_point(
             let set = transfer(region, b, live_out(region, b, &sets, exit_live, join), |_| {});
             if set != sets[b] {
                 sets[b] = set;
-                changed = true;
+                changed = !forward;
             }
         }
     }

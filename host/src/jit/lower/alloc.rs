@@ -38,7 +38,7 @@
 //!   the register (but the operand of a one-instruction op, `add x20,
 //!   x20, x25`), no `get` reads the guest register and no helper is
 //!   called, and nothing writes the register while the result is still
-//!   read (see `pinned_sets`);
+//!   read (see `Scan::sets`);
 //! - a float taken from lane 0 of a vector, and a `zext` of an integer
 //!   (kept zero-extended anyway), is its operand's register when that
 //!   has one (whose interval grows to cover the copy's); an
@@ -191,48 +191,7 @@ fn any_between(ps: &[u32], lo: u32, hi: u32) -> bool {
     ps.get(ps.partition_point(|&p| p <= lo)).is_some_and(|&p| p < hi)
 }
 
-/// Positions (layout order), ascending, at which each pinned guest register is read
-/// by a `get`, and at which it is written (by a `set`, or by a helper
-/// `call` that writes it), by guest register number.
-fn pinned_accesses(r: &Region, pos: &[u32]) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
-    let regs = usize::from(Reg::xmm(15).0) + 1;
-    let (mut reads, mut writes) = (vec![Vec::new(); regs], vec![Vec::new(); regs]);
-    for &v in r.blocks.iter().flat_map(|b| b.insts.iter()) {
-        let d = r.inst(v);
-        let one = [d.reg()];
-        let (at, regs): (&mut Vec<Vec<u32>>, &[Reg]) = match d.op {
-            Opcode::Get => (&mut reads, &one),
-            Opcode::Set => (&mut writes, &one),
-            Opcode::Call => (&mut writes, Helper::from_u16(d.aux).map_or(&[], Helper::writes)),
-            _ => continue,
-        };
-        for &reg in regs {
-            if pinned(reg).is_some() || pinned_v(reg).is_some() {
-                at[usize::from(reg.0)].push(pos[v.index()]);
-            }
-        }
-    }
-    (reads, writes)
-}
-
-/// For each vector value that a `set` of a pinned XMM register in its own
-/// block writes: the first such register and the `set`'s position (an
-/// `insert_lane` there may update the register in place).
-fn pinned_v_sets(r: &Region, pos: &[u32], block_of: &[u32]) -> Vec<Option<(Reg, u32)>> {
-    let mut first = vec![None; r.insts.len()];
-    for &v in r.blocks.iter().flat_map(|b| b.insts.iter()) {
-        let d = r.inst(v);
-        if d.op == Opcode::Set && pinned_v(d.reg()).is_some() {
-            let a = d.arg(0);
-            if first[a.index()].is_none() && block_of[a.index()] == block_of[v.index()] {
-                first[a.index()] = Some((d.reg(), pos[v.index()]));
-            }
-        }
-    }
-    first
-}
-
-/// A value a `set` of a pinned guest register writes (see `pinned_sets`).
+/// A value a `set` of a pinned guest register writes (see [`Scan::sets`]).
 #[derive(Clone, Copy)]
 struct PinnedSet {
     reg: Reg,
@@ -244,36 +203,103 @@ struct PinnedSet {
     through: Option<Value>,
 }
 
-/// For each integer value (not a `get`) that a `set` of a pinned guest
-/// register in its own block writes, directly or through a `zext`: the
-/// first such register and the `set`'s position.
-/// Such a value can be computed straight into the pinned host register
-/// (the `set` is then nothing) when nothing needs the register's old
-/// content from the definition to the `set` (no live value in it, no
-/// `get` of it, no helper call) and nothing overwrites it while the value
-/// (or its `zext`) is still read.
-fn pinned_sets(r: &Region, pos: &[u32], block_of: &[u32]) -> Vec<Option<PinnedSet>> {
-    let mut first = vec![None; r.insts.len()];
+/// What one walk over the region in layout order finds for the
+/// allocator, once positions are known.
+struct Scan {
+    /// Positions, ascending, at which each pinned guest register is read
+    /// by a `get`, and at which it is written (by a `set`, or by a helper
+    /// `call` that writes it), by guest register number.
+    reads: Vec<Vec<u32>>,
+    writes: Vec<Vec<u32>>,
+    /// Positions of the `call`s, ascending.
+    calls: Vec<u32>,
+    /// For each integer value (not a `get`) that a `set` of a pinned
+    /// guest register in its own block writes, directly or through a
+    /// `zext`: the first such register and the `set`'s position. Such a
+    /// value can be computed straight into the pinned host register (the
+    /// `set` is then nothing) when nothing needs the register's old
+    /// content from the definition to the `set` (no live value in it, no
+    /// `get` of it, no helper call) and nothing overwrites it while the
+    /// value (or its `zext`) is still read.
+    sets: Vec<Option<PinnedSet>>,
+    /// For each vector value that a `set` of a pinned XMM register in its
+    /// own block writes: the first such register and the `set`'s position
+    /// (an `insert_lane` there may update the register in place).
+    xmm_sets: Vec<Option<(Reg, u32)>>,
+    /// Whether every reader of a value is in its block and reads only its
+    /// low 32 bits (see the `trunc` fold in [`allocate`]).
+    low_readers_only: Vec<bool>,
+}
+
+fn scan(r: &Region, pos: &[u32], block_of: &[u32]) -> Scan {
+    let n = r.insts.len();
+    let regs = usize::from(Reg::xmm(15).0) + 1;
+    let mut s = Scan {
+        reads: vec![Vec::new(); regs],
+        writes: vec![Vec::new(); regs],
+        calls: Vec::new(),
+        sets: vec![None; n],
+        xmm_sets: vec![None; n],
+        low_readers_only: vec![true; n],
+    };
     for &v in r.blocks.iter().flat_map(|b| b.insts.iter()) {
         let d = r.inst(v);
+        let (at, block) = (pos[v.index()], block_of[v.index()]);
+        let one = [d.reg()];
+        let accessed: Option<(&mut Vec<Vec<u32>>, &[Reg])> = match d.op {
+            Opcode::Get => Some((&mut s.reads, &one)),
+            Opcode::Set => Some((&mut s.writes, &one)),
+            Opcode::Call => Some((&mut s.writes, Helper::from_u16(d.aux).map_or(&[], Helper::writes))),
+            _ => None,
+        };
+        if let Some((list, regs)) = accessed {
+            for &reg in regs {
+                if pinned(reg).is_some() || pinned_v(reg).is_some() {
+                    list[usize::from(reg.0)].push(at);
+                }
+            }
+        }
+        if d.op == Opcode::Call {
+            s.calls.push(at);
+        }
         if d.op == Opcode::Set && pinned(d.reg()).is_some() {
             let a = d.arg(0);
             let candidate = |x: Value| {
                 let xd = r.inst(x);
-                block_of[x.index()] == block_of[v.index()] && xd.op != Opcode::Get && class(xd.ty) == Some(true)
+                block_of[x.index()] == block && xd.op != Opcode::Get && class(xd.ty) == Some(true)
             };
-            let set = PinnedSet { reg: d.reg(), at_set: pos[v.index()], through: None };
-            if first[a.index()].is_none() && candidate(a) {
-                first[a.index()] = Some(set);
+            let set = PinnedSet { reg: d.reg(), at_set: at, through: None };
+            if s.sets[a.index()].is_none() && candidate(a) {
+                s.sets[a.index()] = Some(set);
             }
             if let Some(b) = copy_of(r, a).filter(|_| r.inst(a).op == Opcode::Zext) {
-                if first[b.index()].is_none() && candidate(b) {
-                    first[b.index()] = Some(PinnedSet { through: Some(a), ..set });
+                if s.sets[b.index()].is_none() && candidate(b) {
+                    s.sets[b.index()] = Some(PinnedSet { through: Some(a), ..set });
                 }
             }
         }
+        if d.op == Opcode::Set && pinned_v(d.reg()).is_some() {
+            let a = d.arg(0);
+            if s.xmm_sets[a.index()].is_none() && block_of[a.index()] == block {
+                s.xmm_sets[a.index()] = Some((d.reg(), at));
+            }
+        }
+        // The ops whose emitters read a 32-bit operand's W register: 32-bit
+        // add, sub, mul and compares, a sign extension from 32 bits,
+        // narrower truncs.
+        let reads_low = match d.op {
+            Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Icmp => d.ty == Type::I32,
+            Opcode::Sext => r.value_type(d.arg(0)) == Type::I32 && d.ty == Type::I64,
+            Opcode::Trunc => d.ty.is_int() && d.ty.bits() < 32,
+            _ => false,
+        };
+        for a in d.values() {
+            if !reads_low || block_of[a.index()] != block {
+                s.low_readers_only[a.index()] = false;
+            }
+        }
     }
-    first
+    s
 }
 
 /// The operand `v` is a copy of, in the register it is in: a float from
@@ -423,33 +449,16 @@ pub fn allocate(
         }
     }
     // A `trunc` to 32 bits of a 64-bit register value, read only by ops
-    // whose emitters read its W register (32-bit add, sub, mul and
-    // compares, a sign extension from 32 bits, narrower truncs), is that
-    // register: none of them sees the upper half.
-    let mut low_readers_only = vec![true; n];
-    for block in &r.blocks {
-        for &u in &block.insts {
-            let ud = r.inst(u);
-            let reads_low = match ud.op {
-                Opcode::Add | Opcode::Sub | Opcode::Mul | Opcode::Icmp => ud.ty == Type::I32,
-                Opcode::Sext => r.value_type(ud.arg(0)) == Type::I32 && ud.ty == Type::I64,
-                Opcode::Trunc => ud.ty.is_int() && ud.ty.bits() < 32,
-                _ => false,
-            };
-            for a in ud.values() {
-                if !reads_low || block_of[a.index()] != block_of[u.index()] {
-                    low_readers_only[a.index()] = false;
-                }
-            }
-        }
-    }
+    // whose emitters read its W register (see `Scan::low_readers_only`),
+    // is that register: none of them sees the upper half.
+    let found = scan(r, &pos, &block_of);
     for block in &r.blocks {
         for &v in &block.insts {
             let d = r.inst(v);
             if d.op == Opcode::Trunc
                 && d.ty == Type::I32
                 && fold[v.index()] == Fold::No
-                && low_readers_only[v.index()]
+                && found.low_readers_only[v.index()]
                 && uses[v.index()] > 0
                 && r.value_type(d.arg(0)) == Type::I64
                 && fold[d.arg(0).index()] == Fold::No
@@ -461,6 +470,7 @@ pub fn allocate(
     // Effective uses: a folded value's operands are read by its user.
     let mut end: Vec<u32> = pos.clone();
     let mut cross = vec![false; n];
+    #[inline]
     fn mark(
         r: &Region,
         fold: &[Fold],
@@ -476,9 +486,24 @@ pub fn allocate(
             cross[a.index()] = true;
         }
         if fold[a.index()] != Fold::No {
-            for b in r.inst(a).values() {
-                mark(r, fold, b, at, block, block_of, end, cross);
-            }
+            mark_operands(r, fold, a, at, block, block_of, end, cross);
+        }
+    }
+    // A folded value's operands are read where it is (out of line: few
+    // values are folded).
+    #[inline(never)]
+    fn mark_operands(
+        r: &Region,
+        fold: &[Fold],
+        a: Value,
+        at: u32,
+        block: u32,
+        block_of: &[u32],
+        end: &mut [u32],
+        cross: &mut [bool],
+    ) {
+        for b in r.inst(a).values() {
+            mark(r, fold, b, at, block, block_of, end, cross);
         }
     }
     for (b, block) in r.blocks.iter().enumerate() {
@@ -516,17 +541,7 @@ pub fn allocate(
             end[src.index()] = end[src.index()].max(end[v.index()]);
         }
     }
-    let calls: Vec<u32> = r
-        .blocks
-        .iter()
-        .flat_map(|b| b.insts.iter())
-        .filter(|v| r.inst(**v).op == Opcode::Call)
-        .map(|v| pos[v.index()])
-        .collect();
-
-    let (reads, writes) = pinned_accesses(r, &pos);
-    let coalesce = pinned_sets(r, &pos, &block_of);
-    let xmm_sets = pinned_v_sets(r, &pos, &block_of);
+    let Scan { reads, writes, calls, sets: coalesce, xmm_sets, .. } = found;
     // Per pinned host register: the last position at which a value living
     // in it (an aliased `get`, a coalesced result) is read; X and V.
     let mut busy_until = [None::<u32>; 32];
@@ -609,7 +624,7 @@ pub fn allocate(
                 coalesce[v.index()].filter(|_| run_start[v.index()].is_none())
             {
                 // Computed straight into the pinned register its `set`
-                // writes (see `pinned_sets`).
+                // writes (see `Scan::sets`).
                 let host = pinned(reg).expect("a pinned register");
                 let e = through.map_or(e, |z| e.max(end[z.index()]));
                 let between = |ps: &[u32], hi: u32| any_between(ps, at, hi);
