@@ -116,8 +116,17 @@ impl PassCounters {
     /// numbering) to global ids, assigning a global counter to each id the
     /// first time it appears. A `global` count must name an assigned
     /// counter: a pass may move or copy the host's counts, never invent one.
-    pub fn remap(&mut self, region: &mut Region) -> Result<(), CounterError> {
-        for d in region.insts.iter_mut().filter(|d| d.op == Opcode::Count) {
+    /// Only the arena from index `from` on is looked at: a built-in pass
+    /// adds its counts as new instructions (a debug build checks it), so
+    /// its caller passes the arena's length before it ran; a plugin's
+    /// region is looked at whole (`from` 0).
+    pub fn remap(&mut self, region: &mut Region, from: usize) -> Result<(), CounterError> {
+        let from = from.min(region.insts.len());
+        debug_assert!(
+            region.insts[..from].iter().all(|d| d.op != Opcode::Count || d.aux == COUNT_GLOBAL),
+            "a pass turned an existing instruction into a count of its own"
+        );
+        for d in region.insts[from..].iter_mut().filter(|d| d.op == Opcode::Count) {
             if d.aux == COUNT_GLOBAL {
                 if !assigned(d.args[0]) {
                     return Err(CounterError::Forged(d.args[0]));
@@ -160,14 +169,14 @@ mod tests {
     fn remaps_own_ids_once_and_keeps_global_ones() {
         let mut pc = PassCounters::default();
         let mut r = parse("region 0x0\nblock0:\n  count 0, 2\n  count 5, 3\n  count 0, 4\n  exit jump 0x0\n").unwrap();
-        pc.remap(&mut r).unwrap();
+        pc.remap(&mut r, 0).unwrap();
         let ids: Vec<u32> = r.insts.iter().filter(|d| d.op == Opcode::Count).map(|d| d.args[0]).collect();
         assert_eq!(ids[0], ids[2]);
         assert_ne!(ids[0], ids[1]);
         assert!(r.insts.iter().all(|d| d.op != Opcode::Count || d.aux == COUNT_GLOBAL), "{}", print(&r));
         // A second pass over the remapped region leaves it alone.
         let before = r.clone();
-        PassCounters::default().remap(&mut r).unwrap();
+        PassCounters::default().remap(&mut r, 0).unwrap();
         assert_eq!(r, before);
         add(ids[0], 6);
         add(ids[1], 1);
@@ -186,6 +195,6 @@ mod tests {
     #[test]
     fn refuses_forged_global_ids() {
         let mut r = parse("region 0x0\nblock0:\n  count global 4000000, 1\n  exit jump 0x0\n").unwrap();
-        assert_eq!(PassCounters::default().remap(&mut r), Err(CounterError::Forged(4_000_000)));
+        assert_eq!(PassCounters::default().remap(&mut r, 0), Err(CounterError::Forged(4_000_000)));
     }
 }

@@ -328,6 +328,8 @@ impl Pipeline {
             }
             let step = &mut self.passes[i];
             let switched_off = off.get(i).copied().unwrap_or(false) || (!step.quick && quick_only);
+            // Where the pass's own counts can be (see `PassCounters::remap`).
+            let counts_from = if step.plugin.is_some() { 0 } else { region.insts.len() };
             let ran = if !in_variant {
                 Ok(())
             } else if switched_off {
@@ -368,7 +370,7 @@ impl Pipeline {
                     }
                 }
             } else if in_variant && !switched_off {
-                step.counters.remap(&mut region).map_err(|error| TranslateError::Counters {
+                step.counters.remap(&mut region, counts_from).map_err(|error| TranslateError::Counters {
                     pass: step.name.clone(),
                     entry,
                     error,

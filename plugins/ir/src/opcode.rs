@@ -101,7 +101,7 @@ impl Format {
     }
 
     /// How many of `args` are value operands.
-    #[inline]
+    #[inline(always)]
     pub fn value_args(self) -> usize {
         match self {
             Format::Const
@@ -145,9 +145,12 @@ macro_rules! declare_ops {
                 match self { $(Opcode::$v => $text,)* }
             }
 
-            #[inline]
+            /// Its format: one load from a table indexed by the opcode
+            /// (asked for every operand walk, so it is inlined).
+            #[inline(always)]
             pub fn format(self) -> Format {
-                match self { $(Opcode::$v => Format::$format,)* }
+                const FORMATS: &[Format] = &[$(Format::$format,)*];
+                FORMATS[self as usize]
             }
 
             pub fn doc(self) -> &'static str {
