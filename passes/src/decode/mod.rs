@@ -135,18 +135,48 @@ pub fn lift_ret(b: &mut Builder<'_>, at: u64) {
 /// Longest x86 instruction.
 const MAX_INSN_LEN: usize = 15;
 
+/// What the arena is first sized for, per guest instruction.
+const IR_PER_INSN: usize = 20;
+
+/// Guest code read ahead of the decoder, so that one read serves several
+/// instructions.
+struct Window {
+    at: u64,
+    len: usize,
+    bytes: [u8; 64],
+}
+
+impl Window {
+    /// The bytes at `pc`: an instruction's longest, or fewer where the
+    /// readable code ends (what a read of `MAX_INSN_LEN` bytes at `pc`
+    /// would give). Read again from `pc` unless they are all in the window
+    /// (a window that came short ends where the code does).
+    fn at(&mut self, cx: &PassContext<'_>, pc: u64) -> &[u8] {
+        let off = pc.wrapping_sub(self.at);
+        let inside = off < self.len as u64 && (off as usize + MAX_INSN_LEN <= self.len || self.len < self.bytes.len());
+        if !inside {
+            self.len = cx.code.read(pc, &mut self.bytes);
+            self.at = pc;
+        }
+        let off = pc.wrapping_sub(self.at) as usize;
+        &self.bytes[off.min(self.len)..(off + MAX_INSN_LEN).min(self.len)]
+    }
+}
+
 impl Pass for Decode {
     fn run(&mut self, cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {
         let mut pc = region.entry;
+        // About twenty IR instructions per guest instruction: the arena
+        // grows rarely past this.
+        region.insts.reserve(IR_PER_INSN * self.max_insns.min(16));
         let mut b = Builder::new(region);
         let mut insn = Instruction::default();
         let mut trace = Trace { decoded: Vec::new(), returns: Vec::new() };
         let follow = self.follow && cx.config.superblocks;
+        let mut window = Window { at: 0, len: 0, bytes: [0; 64] };
         for n in 0..self.max_insns {
             trace.decoded.push(pc);
-            let mut bytes = [0u8; MAX_INSN_LEN];
-            let got = cx.code.read(pc, &mut bytes);
-            let mut decoder = Decoder::with_ip(64, &bytes[..got], pc, DecoderOptions::NONE);
+            let mut decoder = Decoder::with_ip(64, window.at(cx, pc), pc, DecoderOptions::NONE);
             decoder.decode_out(&mut insn);
             if insn.is_invalid() {
                 let truncated = decoder.last_error() == iced_x86::DecoderError::NoMoreBytes;

@@ -321,6 +321,9 @@ impl<'r> Lowerer<'r> {
             return Err(Decline::FrameTooLarge(alloc.frame));
         }
         let mut ops = VecAssembler::new(base);
+        // About an arm64 instruction per IR instruction: the code buffer
+        // grows rarely past this.
+        ops.reserve_ops(4 * r.insts.len());
         let labels = (0..r.blocks.len()).map(|_| ops.new_dynamic_label()).collect();
         let needs_rip =
             r.insts.iter().any(|d| d.op == Opcode::Call && Helper::from_u16(d.aux).is_none_or(|h| !h.is_leaf()));
