@@ -1,6 +1,7 @@
 /* The C library routines aarchx's leaf-inline pass replaces (strlen,
- * strnlen, memchr, rawmemchr, strchr, memset, memcpy, mempcpy, memmove,
- * memcmp, bcmp, strcmp, strncmp, __memcpy_chk, __memset_chk), called through
+ * strnlen, memchr, rawmemchr, strchr, strrchr, memset, memcpy, mempcpy,
+ * memmove, memcmp, bcmp, strcmp, strncmp, strcpy, stpcpy, __memcpy_chk,
+ * __memset_chk), called through
  * volatile pointers so the compiler cannot inline them: every length from
  * 0 to 300 at every alignment of both operands within 64 bytes, strings and
  * ranges that end at the last byte before an inaccessible page, overlapping
@@ -38,6 +39,9 @@ static void *(*volatile memcpy_chk_p)(void *, const void *, size_t, size_t) = __
 static void *(*volatile memset_chk_p)(void *, int, size_t, size_t) = __memset_chk;
 static void *(*volatile mempcpy_p)(void *, const void *, size_t) = mempcpy;
 static void *(*volatile rawmemchr_p)(const void *, int) = rawmemchr;
+static char *(*volatile strrchr_p)(const char *, int) = strrchr;
+static char *(*volatile strcpy_p)(char *, const char *) = strcpy;
+static char *(*volatile stpcpy_p)(char *, const char *) = stpcpy;
 
 static uint64_t sum;
 
@@ -254,6 +258,45 @@ int main(void) {
         }
     report("mempcpy rawmemchr");
 
+    /* A four-letter alphabet, so the byte looked for recurs. */
+    for (size_t a = 0; a < 64; a++)
+        for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 7)) {
+            for (size_t i = 0; i < n; i++)
+                pool[a + i] = (unsigned char)(1 + rnd() % 4);
+            pool[a + n] = 0;
+            int c = n ? pool[a + rnd() % n] : 1;
+            char *r = strrchr_p((char *)pool + a, c);
+            mix(r ? (uint64_t)(r - (char *)pool) : ~0ull);
+            r = strrchr_p((char *)pool + a, 0);
+            mix((uint64_t)(r - (char *)pool));
+            r = strrchr_p((char *)pool + a, 0x105);
+            mix(r ? (uint64_t)(r - (char *)pool) : ~0ull);
+            memcpy(edge - n - 1, pool + a, n + 1);
+            r = strrchr_p((char *)edge - n - 1, 2);
+            mix(r ? (uint64_t)((char *)edge - r) : ~0ull);
+        }
+    report("strrchr");
+
+    for (size_t a = 0; a < 32; a++)
+        for (size_t b = 0; b < 32; b += 3)
+            for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 11)) {
+                fill(other + b, n);
+                other[b + n] = 0;
+                memset(pool, 0, 400);
+                mix(strcpy_p((char *)pool + a, (char *)other + b) == (char *)pool + a);
+                for (size_t i = 0; i < a + n + 40; i++)
+                    mix(pool[i]);
+                memset(pool, 0, 400);
+                mix((uint64_t)(stpcpy_p((char *)pool + a, (char *)other + b) - (char *)pool));
+                for (size_t i = 0; i < a + n + 40; i++)
+                    mix(pool[i]);
+                stpcpy_p((char *)edge - n - 1, (char *)other + b);
+                mix(edge[-1] + (n ? edge[-(long)n - 1] : 0));
+                memcpy(edge - n - 1, other + b, n + 1);
+                mix((uint64_t)(stpcpy_p((char *)pool, (char *)edge - n - 1) - (char *)pool));
+            }
+    report("strcpy stpcpy");
+
     /* A checking routine whose destination is too small ends the process
      * (glibc's __chk_fail, from the guest's own code once the arm64
      * routine declines). */
@@ -280,7 +323,7 @@ int main(void) {
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO;
     sigaction(SIGSEGV, &sa, NULL);
-    for (int k = 0; k < 11; k++) {
+    for (int k = 0; k < 14; k++) {
         memset(edge - 64, 'x', 64);
         if (sigsetjmp(back, 1) == 0) {
             switch (k) {
@@ -295,6 +338,9 @@ int main(void) {
             case 8: mix((uint64_t)strncmp_p((char *)edge - 64, (char *)edge - 64, 100)); break;
             case 9: mempcpy_p(edge - 10, pool, 300); break;
             case 10: mix((uint64_t)(uintptr_t)rawmemchr_p(edge - 20, 'q')); break;
+            case 11: mix((uint64_t)(uintptr_t)strrchr_p((char *)edge - 64, 'q')); break;
+            case 12: strcpy_p((char *)pool, (char *)edge - 10); break;
+            case 13: stpcpy_p((char *)edge - 5, "a string longer than five bytes"); break;
             }
             printf("  call %d returned\n", k);
         }

@@ -45,6 +45,9 @@ pub fn run(helper: Helper, state: &mut GuestState) {
         Helper::MemsetChk => memset(a, b as u8, n),
         Helper::Mempcpy => memmove(a, b, n).map(|r| r.map(|d| d + n)),
         Helper::Rawmemchr => memchr(a, b as u8, u64::MAX),
+        Helper::Strrchr => strrchr(a, b as u8),
+        Helper::Strcpy => strcpy(a, b).map(|r| r.map(|(d, _)| d)),
+        Helper::Stpcpy => strcpy(a, b).map(|r| r.map(|(_, end)| end)),
         Helper::Cpuid | Helper::Rdtsc | Helper::X87 | Helper::X87Flags => unreachable!("not a leaf routine: {helper}"),
     };
     match result {
@@ -91,6 +94,30 @@ fn memchr(s: u64, c: u8, n: u64) -> Result<Option<u64>, Faulted> {
         at += len as u64;
     }
     Ok(Some(0))
+}
+
+fn strrchr(s: u64, c: u8) -> Result<Option<u64>, Faulted> {
+    let (mut at, mut last) = (s, 0);
+    loop {
+        let len = span(at);
+        let buf = read(at, len)?;
+        let end = buf[..len].iter().position(|&b| b == 0);
+        if let Some(i) = buf[..end.map_or(len, |e| e + 1)].iter().rposition(|&b| b == c) {
+            last = at + i as u64;
+        }
+        if end.is_some() {
+            return Ok(Some(last));
+        }
+        at = at.wrapping_add(len as u64);
+    }
+}
+
+/// Copies the string at `s` with its terminator to `d`: `d` and the end of
+/// the copy (its terminator). Declines when the two overlap or wrap.
+fn strcpy(d: u64, s: u64) -> Result<Option<(u64, u64)>, Faulted> {
+    let Some(len) = strlen(s)? else { return Ok(None) };
+    let n = len.wrapping_add(1);
+    Ok(memmove(d, s, n)?.map(|d| (d, d + len)))
 }
 
 fn memset(d: u64, c: u8, n: u64) -> Result<Option<u64>, Faulted> {

@@ -1,8 +1,9 @@
 //! The `leaf-inline` pass: a region that starts at the entry of a C
 //! library routine the runtime has in arm64 (the leaf helpers,
-//! [`Helper::is_leaf`]: strlen, strnlen, memchr, rawmemchr, strchr, memset,
-//! memcpy/memmove, mempcpy, memcmp/bcmp, strcmp, strncmp and the checking
-//! `__memcpy_chk`, `__memmove_chk`, `__memset_chk`) calls that routine
+//! [`Helper::is_leaf`]: strlen, strnlen, memchr, rawmemchr, strchr,
+//! strrchr, memset, memcpy/memmove, mempcpy, memcmp/bcmp, strcmp, strncmp,
+//! strcpy, stpcpy and the checking `__memcpy_chk`, `__memmove_chk`,
+//! `__memset_chk`) calls that routine
 //! first. When it ran, the region returns as
 //! the routine's `ret` would (lifted by the decoder); when it declined (a
 //! fault, an overlapping move), the guest's own code follows, unchanged.
@@ -41,7 +42,7 @@ pub static INFO: PassInfo = PassInfo {
 };
 
 /// The routines by the C names they serve.
-const ROUTINES: [(&str, Helper); 19] = [
+const ROUTINES: [(&str, Helper); 24] = [
     ("strlen", Helper::Strlen),
     ("memchr", Helper::Memchr),
     ("memset", Helper::Memset),
@@ -61,6 +62,11 @@ const ROUTINES: [(&str, Helper); 19] = [
     ("__mempcpy", Helper::Mempcpy),
     ("rawmemchr", Helper::Rawmemchr),
     ("__rawmemchr", Helper::Rawmemchr),
+    ("strrchr", Helper::Strrchr),
+    ("rindex", Helper::Strrchr),
+    ("strcpy", Helper::Strcpy),
+    ("stpcpy", Helper::Stpcpy),
+    ("__stpcpy", Helper::Stpcpy),
 ];
 
 /// The routine a function of this name is: a C name of [`ROUTINES`], or
@@ -276,6 +282,13 @@ block3:
             ("__mempcpy_sse2_unaligned", Some(Helper::Mempcpy)),
             ("__mempcpy_chk", None),
             ("__rawmemchr_sse2", Some(Helper::Rawmemchr)),
+            ("__strrchr_avx2", Some(Helper::Strrchr)),
+            ("rindex", Some(Helper::Strrchr)),
+            ("__strcpy_sse2_unaligned", Some(Helper::Strcpy)),
+            ("__stpcpy_evex", Some(Helper::Stpcpy)),
+            ("__strcpy_chk", None),
+            ("__stpcpy_chk_avx2", None),
+            ("__stpncpy_avx2", None),
             ("strlen_helper", None),
             ("__strlen", None),
             ("__strlen_", None),

@@ -39,7 +39,7 @@ pub struct LeafRoutines {
     pub decline: usize,
 }
 
-const LEAVES: usize = 13;
+const LEAVES: usize = 16;
 
 impl LeafRoutines {
     /// Every routine at `addr`: for lowering code that never runs (the
@@ -76,6 +76,9 @@ impl LeafRoutines {
                 Helper::Strncmp => strncmp(&mut ops, true, strings),
                 Helper::MemmoveChk => checked(&mut ops, label(Helper::Memmove)),
                 Helper::MemsetChk => checked(&mut ops, label(Helper::Memset)),
+                Helper::Strrchr => strrchr(&mut ops),
+                Helper::Strcpy => strcpy(&mut ops, false, copy),
+                Helper::Stpcpy => strcpy(&mut ops, true, copy),
                 _ => unreachable!("{helper} is not a leaf routine"),
             }
         }
@@ -103,23 +106,30 @@ type Ops = VecAssembler<Aarch64Relocation>;
 /// x20 = the length of the string at x21.
 #[cfg(target_arch = "aarch64")]
 fn strlen(ops: &mut Ops) {
+    length_of(ops, 21, 20);
+    dynasm!(ops; .arch aarch64; mov x0, #1; ret);
+}
+
+/// `X(out)` = the length of the string at `X(s)`, read in aligned 16-byte
+/// chunks (clobbers x1-x3 and v0); falls through.
+#[cfg(target_arch = "aarch64")]
+fn length_of(ops: &mut Ops, s: u8, out: u8) {
     dynasm!(ops
         ; .arch aarch64
-        ; and x1, x21, #0xffff_ffff_ffff_fff0
+        ; and x1, X(s), #0xffff_ffff_ffff_fff0
         ; ldr q0, [x1]
         ; cmeq v0.b16, v0.b16, #0
         // A nibble per byte; the bytes before the string shifted out
-        // (lsr takes the shift modulo 64: (x21 & 15) * 4).
+        // (lsr takes the shift modulo 64: (s & 15) * 4).
         ; shrn v0.b8, v0.h8, #4
         ; fmov x2, d0
-        ; lsl x3, x21, #2
+        ; lsl x3, X(s), #2
         ; lsr x2, x2, x3
         ; cbz x2, >next
         ; rbit x2, x2
         ; clz x2, x2
-        ; lsr x20, x2, #2
-        ; mov x0, #1
-        ; ret
+        ; lsr X(out), x2, #2
+        ; b >found
         ; next:
         ; ldr q0, [x1, #16]!
         ; cmeq v0.b16, v0.b16, #0
@@ -129,10 +139,87 @@ fn strlen(ops: &mut Ops) {
         ; rbit x2, x2
         ; clz x2, x2
         ; add x1, x1, x2, lsr #2
-        ; sub x20, x1, x21
+        ; sub X(out), x1, X(s)
+        ; found:
+    );
+}
+
+/// x20 = the last byte x22 in the string at x21 (its terminator when
+/// x22's byte is 0), or 0: aligned 16-byte chunks up to the one with the
+/// terminator, the last match so far in x8.
+#[cfg(target_arch = "aarch64")]
+fn strrchr(ops: &mut Ops) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; dup v1.b16, w22
+        ; mov x8, #0
+        ; and x1, x21, #0xffff_ffff_ffff_fff0
+        ; ldr q0, [x1]
+        ; cmeq v2.b16, v0.b16, v1.b16
+        ; cmeq v3.b16, v0.b16, #0
+        ; shrn v2.b8, v2.h8, #4
+        ; shrn v3.b8, v3.h8, #4
+        ; fmov x2, d2
+        ; fmov x3, d3
+        // The bytes before the string cleared from both masks.
+        ; lsl x5, x21, #2
+        ; lsr x2, x2, x5
+        ; lsl x2, x2, x5
+        ; lsr x3, x3, x5
+        ; lsl x3, x3, x5
+        ; b >check
+        ; next:
+        ; ldr q0, [x1, #16]!
+        ; cmeq v2.b16, v0.b16, v1.b16
+        ; cmeq v3.b16, v0.b16, #0
+        ; shrn v2.b8, v2.h8, #4
+        ; shrn v3.b8, v3.h8, #4
+        ; fmov x2, d2
+        ; fmov x3, d3
+        ; check:
+        ; cbnz x3, >end
+        ; cbz x2, <next
+        // The chunk's last match: its nibble's top bit is the highest.
+        ; clz x4, x2
+        ; mov x6, #63
+        ; sub x4, x6, x4
+        ; add x8, x1, x4, lsr #2
+        ; b <next
+        ; end:
+        // Matches up to the terminator's nibble (2 << 63 is 0 on arm64's
+        // lsl by register, modulo 64: all lanes kept).
+        ; rbit x4, x3
+        ; clz x4, x4
+        ; add x4, x4, #3
+        ; mov x6, #2
+        ; lsl x6, x6, x4
+        ; sub x6, x6, #1
+        ; ands x2, x2, x6
+        ; b.eq >earlier
+        ; clz x4, x2
+        ; mov x6, #63
+        ; sub x4, x6, x4
+        ; add x20, x1, x4, lsr #2
+        ; mov x0, #1
+        ; ret
+        ; earlier:
+        ; mov x20, x8
         ; mov x0, #1
         ; ret
     );
+}
+
+/// Copies the string at x22 with its terminator to x21; x20 = x21, or with
+/// `end` (stpcpy) the copy's terminator. Its length first, then memmove's
+/// copy at `copy` (declined when the two overlap or wrap).
+#[cfg(target_arch = "aarch64")]
+fn strcpy(ops: &mut Ops, end: bool, copy: DynamicLabel) {
+    length_of(ops, 22, 9);
+    dynasm!(ops; .arch aarch64; add x10, x9, #1);
+    if !end {
+        dynasm!(ops; .arch aarch64; mov x9, #0);
+    }
+    dynasm!(ops; .arch aarch64; b =>copy);
 }
 
 /// x20 = the first byte x22 in the x23 bytes at x21 (`bounded`; else in
@@ -238,22 +325,24 @@ fn memset(ops: &mut Ops) {
 }
 
 /// Copies the x23 bytes at x22 to x21; x20 = x21, or with `end` (mempcpy)
-/// x21 + x23. Declines when the two ranges overlap or wrap. mempcpy enters
-/// memmove's copy at `body` with x9 set.
+/// x21 + x23. Declines when the two ranges overlap or wrap. The copy at
+/// `body` takes the length in x10 and returns x21 + x9: mempcpy and
+/// strcpy/stpcpy enter it with both set.
 #[cfg(target_arch = "aarch64")]
 fn memmove(ops: &mut Ops, end: bool, body: DynamicLabel) {
     if end {
-        dynasm!(ops; .arch aarch64; mov x9, #1; b =>body);
+        dynasm!(ops; .arch aarch64; mov x9, x23; mov x10, x23; b =>body);
         return;
     }
     dynasm!(ops
         ; .arch aarch64
         ; mov x9, #0
+        ; mov x10, x23
         ; =>body
-        ; cbz x23, >done
-        ; adds x4, x22, x23
+        ; cbz x10, >done
+        ; adds x4, x22, x10
         ; b.cs >decline
-        ; adds x5, x21, x23
+        ; adds x5, x21, x10
         ; b.cs >decline
         ; cmp x21, x4
         ; b.hs >apart
@@ -263,13 +352,13 @@ fn memmove(ops: &mut Ops, end: bool, body: DynamicLabel) {
         ; mov x0, #0
         ; ret
         ; apart:
-        ; cmp x23, #16
+        ; cmp x10, #16
         ; b.lo >small
-        ; cmp x23, #32
+        ; cmp x10, #32
         ; b.lo >mid
         ; mov x1, x21
         ; mov x2, x22
-        ; mov x6, x23
+        ; mov x6, x10
         ; loop32:
         ; ldp q0, q1, [x2], #32
         ; stp q0, q1, [x1], #32
@@ -286,14 +375,14 @@ fn memmove(ops: &mut Ops, end: bool, body: DynamicLabel) {
         ; stur q1, [x5, #-16]
         ; b >done
         ; small:
-        ; tbz x23, #3, >lt8
+        ; tbz x10, #3, >lt8
         ; ldr x7, [x22]
         ; ldur x8, [x4, #-8]
         ; str x7, [x21]
         ; stur x8, [x5, #-8]
         ; b >done
         ; lt8:
-        ; tbz x23, #2, >lt4
+        ; tbz x10, #2, >lt4
         ; ldr w7, [x22]
         ; ldur w8, [x4, #-4]
         ; str w7, [x21]
@@ -302,14 +391,11 @@ fn memmove(ops: &mut Ops, end: bool, body: DynamicLabel) {
         ; lt4:
         ; ldrb w7, [x22]
         ; strb w7, [x21]
-        ; tbz x23, #1, >done
+        ; tbz x10, #1, >done
         ; ldurh w7, [x4, #-2]
         ; sturh w7, [x5, #-2]
         ; done:
-        ; mov x20, x21
-        ; cbz x9, >out
-        ; add x20, x21, x23
-        ; out:
+        ; add x20, x21, x9
         ; mov x0, #1
         ; ret
     );

@@ -158,6 +158,12 @@ named_enum! {
         Mempcpy = "mempcpy",
         /// memchr with no length: the byte is known to be there.
         Rawmemchr = "rawmemchr",
+        /// The last byte rsi in the string (its terminator for 0), or 0.
+        Strrchr = "strrchr",
+        /// strcpy and stpcpy (which returns the end of the destination):
+        /// declined when the string and its copy overlap.
+        Strcpy = "strcpy",
+        Stpcpy = "stpcpy",
     }
 }
 
@@ -186,7 +192,13 @@ impl Helper {
             Helper::Rdtsc => &[],
             Helper::X87 | Helper::X87Flags => &X87_READS,
             Helper::Strlen => &[Reg::RDI],
-            Helper::Strcmp | Helper::Strchr | Helper::Strnlen | Helper::Rawmemchr => &[Reg::RDI, Reg::RSI],
+            Helper::Strcmp
+            | Helper::Strchr
+            | Helper::Strnlen
+            | Helper::Rawmemchr
+            | Helper::Strrchr
+            | Helper::Strcpy
+            | Helper::Stpcpy => &[Reg::RDI, Reg::RSI],
             Helper::Memchr | Helper::Memset | Helper::Memmove | Helper::Memcmp | Helper::Strncmp | Helper::Mempcpy => {
                 &[Reg::RDI, Reg::RSI, Reg::RDX]
             }
@@ -222,6 +234,8 @@ impl Helper {
                 | Helper::MemmoveChk
                 | Helper::MemsetChk
                 | Helper::Mempcpy
+                | Helper::Strcpy
+                | Helper::Stpcpy
         )
     }
 }
