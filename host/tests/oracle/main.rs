@@ -108,6 +108,8 @@ fn check_form(cfg: &Config, runner: &mut Runner, form: &Form) -> Result<Option<F
             Ok(mut n) => {
                 let mask = undefined::undefined(&form.insn, &case.state);
                 undefined::mask_model_nans(&form.insn, &mut n.state, &mut interp.state);
+                let area = states::effective_address(&form.insn, &case.state).checked_sub(layout.buf);
+                undefined::mask_model_mxcsr_mask(&form.insn, case.state.gpr[0], area.map(|a| a as usize), &mut n.mem);
                 (
                     compare::compare(
                         &n.state,

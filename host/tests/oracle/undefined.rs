@@ -200,3 +200,19 @@ pub fn mask_model_nans(insn: &Instruction, native: &mut GuestState, lifted: &mut
 pub fn names(mask: u8) -> String {
     NAMES.iter().enumerate().filter(|(k, _)| mask & (1 << k) != 0).map(|(_, n)| *n).collect::<Vec<_>>().join(" ")
 }
+
+/// MXCSR_MASK (bytes 28..32 of an `xsave` area) is a property of the CPU
+/// model: AMD's processors set bit 17 there (MM, their misaligned-access
+/// exception mask), which aarchx's model, like Intel's, does not have.
+/// Clears that bit in the native run's image of the area at `area` (the
+/// offset in the buffer) so that the rest of the field is compared; only
+/// when the requested-feature bitmap (`eax`) asks for SSE or AVX state,
+/// the only case in which the field is written.
+pub fn mask_model_mxcsr_mask(insn: &Instruction, eax: u64, area: Option<usize>, native_mem: &mut [u8]) {
+    if !matches!(insn.mnemonic(), Mnemonic::Xsave | Mnemonic::Xsave64) || eax & 0b110 == 0 {
+        return;
+    }
+    if let Some(byte) = area.and_then(|a| native_mem.get_mut(a + 30)) {
+        *byte &= !0x02;
+    }
+}
