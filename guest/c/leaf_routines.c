@@ -1,5 +1,5 @@
 /* The C library routines aarchx's leaf-inline pass replaces (strlen,
- * strnlen, memchr, rawmemchr, strchr, strrchr, memset, memcpy, mempcpy,
+ * strnlen, memchr, rawmemchr, memrchr, strchr, strrchr, memset, memcpy, mempcpy,
  * memmove, memcmp, bcmp, strcmp, strncmp, strcpy, stpcpy, __memcpy_chk,
  * __memset_chk), called through
  * volatile pointers so the compiler cannot inline them: every length from
@@ -40,6 +40,7 @@ static void *(*volatile memset_chk_p)(void *, int, size_t, size_t) = __memset_ch
 static void *(*volatile mempcpy_p)(void *, const void *, size_t) = mempcpy;
 static void *(*volatile rawmemchr_p)(const void *, int) = rawmemchr;
 static char *(*volatile strrchr_p)(const char *, int) = strrchr;
+static void *(*volatile memrchr_p)(const void *, int, size_t) = memrchr;
 static char *(*volatile strcpy_p)(char *, const char *) = strcpy;
 static char *(*volatile stpcpy_p)(char *, const char *) = stpcpy;
 
@@ -74,11 +75,18 @@ static void report(const char *what) {
 
 static sigjmp_buf back;
 static volatile uintptr_t fault_page;
+/* Set for a routine whose first read depends on glibc's variant (which
+ * follows the CPU's features): only the page is printed. */
+static volatile int fault_page_only;
 
 static void on_segv(int sig, siginfo_t *si, void *uc) {
     (void)sig;
     (void)uc;
-    printf("  fault at page%+ld\n", (long)((uintptr_t)si->si_addr - fault_page));
+    long at = (long)((uintptr_t)si->si_addr - fault_page);
+    if (fault_page_only)
+        printf("  fault in page%+ld\n", at / 4096);
+    else
+        printf("  fault at page%+ld\n", at);
     siglongjmp(back, 1);
 }
 
@@ -277,6 +285,28 @@ int main(void) {
         }
     report("strrchr");
 
+    /* memrchr: the four-letter alphabet again, ranges ending at the
+     * inaccessible page and starting at the first byte after an
+     * accessible one's start. */
+    for (size_t a = 0; a < 64; a++)
+        for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 7)) {
+            for (size_t i = 0; i < n + 8; i++)
+                pool[a + i] = (unsigned char)(1 + rnd() % 4);
+            int c = n ? pool[a + rnd() % n] : 1;
+            unsigned char *r = memrchr_p(pool + a, c, n);
+            mix(r ? (uint64_t)(r - pool) : ~0ull);
+            mix(memrchr_p(pool + a, 0, n) == NULL);
+            r = memrchr_p(pool + a, 0x103, n);
+            mix(r ? (uint64_t)(r - pool) : ~0ull);
+            memcpy(edge - n, pool + a, n);
+            r = memrchr_p(edge - n, 2, n);
+            mix(r ? (uint64_t)(edge - r) : ~0ull);
+            memcpy(map, pool + a, n);
+            r = memrchr_p(map, 3, n);
+            mix(r ? (uint64_t)(r - map) : ~0ull);
+        }
+    report("memrchr");
+
     for (size_t a = 0; a < 32; a++)
         for (size_t b = 0; b < 32; b += 3)
             for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 11)) {
@@ -323,7 +353,7 @@ int main(void) {
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO;
     sigaction(SIGSEGV, &sa, NULL);
-    for (int k = 0; k < 14; k++) {
+    for (int k = 0; k < 15; k++) {
         memset(edge - 64, 'x', 64);
         if (sigsetjmp(back, 1) == 0) {
             switch (k) {
@@ -341,6 +371,11 @@ int main(void) {
             case 11: mix((uint64_t)(uintptr_t)strrchr_p((char *)edge - 64, 'q')); break;
             case 12: strcpy_p((char *)pool, (char *)edge - 10); break;
             case 13: stpcpy_p((char *)edge - 5, "a string longer than five bytes"); break;
+            case 14:
+                /* From the end down, in vectors of the variant's size. */
+                fault_page_only = 1;
+                mix((uint64_t)(uintptr_t)memrchr_p(edge - 20, 'x', 100));
+                break;
             }
             printf("  call %d returned\n", k);
         }

@@ -78,10 +78,20 @@ pub enum Engine {
     Jit {
         jit: crate::jit::Jit,
         declined: FxHashSet<u64>,
-        /// Time spent lowering regions to arm64.
-        lowering: std::time::Duration,
+        lowering: LoweringTimes,
         fenv: FenvRuns,
     },
+}
+
+/// Time spent lowering regions to arm64 (the stats line's `ns.jit-*`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoweringTimes {
+    /// All of it: the three below and the rest of the lowering.
+    pub total: std::time::Duration,
+    /// Asking whether each region's entry reads the status flags.
+    pub entry_flags: std::time::Duration,
+    /// The value analysis and register allocation (`jit::lower::alloc`).
+    pub allocation: std::time::Duration,
 }
 
 /// Why the engine could not be set up or a check failed.
@@ -123,7 +133,7 @@ impl Engine {
                 Ok(Engine::Jit {
                     jit,
                     declined: FxHashSet::default(),
-                    lowering: std::time::Duration::ZERO,
+                    lowering: LoweringTimes::default(),
                     fenv: FenvRuns::default(),
                 })
             }
@@ -208,7 +218,7 @@ impl Engine {
     }
 
     /// Time spent lowering regions to arm64, when the JIT runs.
-    pub fn lowering_time(&self) -> Option<std::time::Duration> {
+    pub fn lowering_times(&self) -> Option<LoweringTimes> {
         match self {
             Engine::Interp => None,
             #[cfg(target_arch = "aarch64")]
@@ -297,7 +307,7 @@ fn helpers_store(region: &Region) -> bool {
 fn run_jit(
     jit: &mut crate::jit::Jit,
     declined: &mut FxHashSet<u64>,
-    lowering: &mut std::time::Duration,
+    lowering: &mut LoweringTimes,
     region: &Region,
     shape: Shape,
     dispatched: bool,
@@ -324,6 +334,7 @@ fn run_jit(
             // writing the flags (see `crate::jit::ibtc::FLAGS_DEAD_BIT`).
             let started = std::time::Instant::now();
             let reads_flags = aarchx_passes::dead_flags::reads_status_flags(region);
+            lowering.entry_flags += started.elapsed();
             let compiled = match jit.compile(region, options, reads_flags) {
                 Err(Decline::CacheFull) => {
                     jit.reset();
@@ -331,7 +342,8 @@ fn run_jit(
                 }
                 other => other,
             };
-            *lowering += started.elapsed();
+            lowering.total += started.elapsed();
+            lowering.allocation = jit.allocation_time();
             match compiled {
                 Ok(b) => b,
                 Err(why) => {

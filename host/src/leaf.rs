@@ -48,6 +48,7 @@ pub fn run(helper: Helper, state: &mut GuestState) {
         Helper::Strrchr => strrchr(a, b as u8),
         Helper::Strcpy => strcpy(a, b).map(|r| r.map(|(d, _)| d)),
         Helper::Stpcpy => strcpy(a, b).map(|r| r.map(|(_, end)| end)),
+        Helper::Memrchr => memrchr(a, b as u8, n),
         Helper::Cpuid | Helper::Rdtsc | Helper::X87 | Helper::X87Flags => unreachable!("not a leaf routine: {helper}"),
     };
     match result {
@@ -92,6 +93,24 @@ fn memchr(s: u64, c: u8, n: u64) -> Result<Option<u64>, Faulted> {
             return Ok(Some(at + i as u64));
         }
         at += len as u64;
+    }
+    Ok(Some(0))
+}
+
+/// memchr from the end: chunks read downwards, none past the range's
+/// pages. Declines when the range wraps.
+fn memrchr(s: u64, c: u8, n: u64) -> Result<Option<u64>, Faulted> {
+    let Some(mut end) = s.checked_add(n) else { return Ok(None) };
+    while end > s {
+        // The bytes below `end` in `end - 1`'s chunk (within its page).
+        let below = (end - 1) % CHUNK + 1;
+        let at = end - below.min(end - s);
+        let len = (end - at) as usize;
+        let buf = read(at, len)?;
+        if let Some(i) = buf[..len].iter().rposition(|&b| b == c) {
+            return Ok(Some(at + i as u64));
+        }
+        end = at;
     }
     Ok(Some(0))
 }

@@ -853,8 +853,15 @@ fn report_summary(
     if let Some(fenv) = engine.fenv_runs() {
         stats.push_str(&format!(" fenv_jit_runs={} fenv_interp_runs={}", fenv.jit, fenv.interp));
     }
-    if let Some(time) = engine.lowering_time() {
-        stats.push_str(&format!(" ns.jit-lowering={}", time.as_nanos()));
+    if let Some(t) = engine.lowering_times() {
+        let emit = t.total.saturating_sub(t.entry_flags + t.allocation);
+        stats.push_str(&format!(
+            " ns.jit-lowering={} ns.jit-entry-flags={} ns.jit-alloc={} ns.jit-emit={}",
+            t.total.as_nanos(),
+            t.entry_flags.as_nanos(),
+            t.allocation.as_nanos(),
+            emit.as_nanos()
+        ));
     }
     if cache.seen.is_some() {
         stats.push_str(&format!(" retranslated_insns={}", cache.retranslated));

@@ -302,6 +302,7 @@ fn leaf_routines_match_native_with_the_pass_on_and_off() {
             "strrchr",
             "strcpy",
             "stpcpy",
+            "memrchr",
         ];
         let checking = ["memmove_chk", "memset_chk"];
         for (routine, declines) in routines.iter().map(|r| (r, 1)).chain(checking.iter().map(|r| (r, 0))) {

@@ -42,7 +42,7 @@ pub static INFO: PassInfo = PassInfo {
 };
 
 /// The routines by the C names they serve.
-const ROUTINES: [(&str, Helper); 24] = [
+const ROUTINES: [(&str, Helper); 26] = [
     ("strlen", Helper::Strlen),
     ("memchr", Helper::Memchr),
     ("memset", Helper::Memset),
@@ -67,6 +67,8 @@ const ROUTINES: [(&str, Helper); 24] = [
     ("strcpy", Helper::Strcpy),
     ("stpcpy", Helper::Stpcpy),
     ("__stpcpy", Helper::Stpcpy),
+    ("memrchr", Helper::Memrchr),
+    ("__memrchr", Helper::Memrchr),
 ];
 
 /// The routine a function of this name is: a C name of [`ROUTINES`], or
@@ -292,7 +294,9 @@ block3:
             ("strlen_helper", None),
             ("__strlen", None),
             ("__strlen_", None),
-            ("memrchr", None),
+            ("memrchr", Some(Helper::Memrchr)),
+            ("__memrchr_avx2", Some(Helper::Memrchr)),
+            ("__memrchr_chk", None),
             ("wmemset", None),
         ] {
             assert_eq!(routine_named(name), want, "{name}");

@@ -94,6 +94,8 @@ pub struct Jit {
     /// starts with (see [`super::run_counts`]).
     counts: RunCounts,
     tier_up: u32,
+    /// Time the lowerings spent on value analysis and register allocation.
+    allocation: std::time::Duration,
 }
 
 impl Jit {
@@ -125,6 +127,7 @@ impl Jit {
             nan_rules,
             counts: RunCounts::default(),
             tier_up: 0,
+            allocation: std::time::Duration::ZERO,
         })
     }
 
@@ -138,6 +141,12 @@ impl Jit {
     /// (the trampoline not counted).
     pub fn code_bytes(&self) -> usize {
         self.cache.next_addr() - self.blocks_start
+    }
+
+    /// Time the lowerings so far spent on value analysis and register
+    /// allocation.
+    pub fn allocation_time(&self) -> std::time::Duration {
+        self.allocation
     }
 
     /// Sets how many chained transitions one [`Jit::run`] may take before
@@ -173,6 +182,7 @@ impl Jit {
             self.nan_rules,
             run_count,
         )?;
+        self.allocation += lowered.allocation;
         let start = self.cache.push(at, &lowered.code).ok_or(Decline::CacheFull)?;
         let code = start + lowered.entry;
         if let Some(map) = &mut self.perf_map {

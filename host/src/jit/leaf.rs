@@ -14,8 +14,9 @@
 //! `ret` through the untouched x30, so the guest's own code takes the fault.
 //!
 //! Memory is read in aligned 16-byte chunks where the end is not known in
-//! advance (strlen, memchr, strcmp near a page end byte by byte), which
-//! never cross a page the guest's own routine would not touch; stores and
+//! advance (strlen, memchr, strcmp near a page end byte by byte; memrchr
+//! from the end down), which never cross a page the guest's own routine
+//! would not touch; stores and
 //! length-bounded reads stay within the C function's range.
 
 #[cfg(target_arch = "aarch64")]
@@ -39,7 +40,7 @@ pub struct LeafRoutines {
     pub decline: usize,
 }
 
-const LEAVES: usize = 16;
+const LEAVES: usize = 17;
 
 impl LeafRoutines {
     /// Every routine at `addr`: for lowering code that never runs (the
@@ -79,6 +80,7 @@ impl LeafRoutines {
                 Helper::Strrchr => strrchr(&mut ops),
                 Helper::Strcpy => strcpy(&mut ops, false, copy),
                 Helper::Stpcpy => strcpy(&mut ops, true, copy),
+                Helper::Memrchr => memrchr(&mut ops),
                 _ => unreachable!("{helper} is not a leaf routine"),
             }
         }
@@ -111,36 +113,18 @@ fn strlen(ops: &mut Ops) {
 }
 
 /// `X(out)` = the length of the string at `X(s)`, read in aligned 16-byte
-/// chunks (clobbers x1-x3 and v0); falls through.
+/// chunks (clobbers x1, x2, x5 and v0, v2); falls through.
 #[cfg(target_arch = "aarch64")]
 fn length_of(ops: &mut Ops, s: u8, out: u8) {
+    first_chunk(ops, s, Lanes::Zero);
+    dynasm!(ops; .arch aarch64; cbnz x2, >hit; next:);
+    next_chunk(ops, Lanes::Zero);
+    dynasm!(ops; .arch aarch64; cbz x2, <next; hit:);
+    first_bit(ops, 2);
     dynasm!(ops
         ; .arch aarch64
-        ; and x1, X(s), #0xffff_ffff_ffff_fff0
-        ; ldr q0, [x1]
-        ; cmeq v0.b16, v0.b16, #0
-        // A nibble per byte; the bytes before the string shifted out
-        // (lsr takes the shift modulo 64: (s & 15) * 4).
-        ; shrn v0.b8, v0.h8, #4
-        ; fmov x2, d0
-        ; lsl x3, X(s), #2
-        ; lsr x2, x2, x3
-        ; cbz x2, >next
-        ; rbit x2, x2
-        ; clz x2, x2
-        ; lsr X(out), x2, #2
-        ; b >found
-        ; next:
-        ; ldr q0, [x1, #16]!
-        ; cmeq v0.b16, v0.b16, #0
-        ; shrn v0.b8, v0.h8, #4
-        ; fmov x2, d0
-        ; cbz x2, <next
-        ; rbit x2, x2
-        ; clz x2, x2
         ; add x1, x1, x2, lsr #2
         ; sub X(out), x1, X(s)
-        ; found:
     );
 }
 
@@ -149,61 +133,96 @@ fn length_of(ops: &mut Ops, s: u8, out: u8) {
 /// terminator, the last match so far in x8.
 #[cfg(target_arch = "aarch64")]
 fn strrchr(ops: &mut Ops) {
+    dynasm!(ops; .arch aarch64; dup v1.b16, w22; mov x8, #0);
+    first_chunk(ops, 21, Lanes::ByteAndZero);
+    dynasm!(ops; .arch aarch64; b >check; next:);
+    next_chunk(ops, Lanes::ByteAndZero);
+    dynasm!(ops; .arch aarch64; check:; cbnz x3, >end; cbz x2, <next);
+    last_match(ops, 8);
     dynasm!(ops
         ; .arch aarch64
-        ; dup v1.b16, w22
-        ; mov x8, #0
-        ; and x1, x21, #0xffff_ffff_ffff_fff0
-        ; ldr q0, [x1]
-        ; cmeq v2.b16, v0.b16, v1.b16
-        ; cmeq v3.b16, v0.b16, #0
-        ; shrn v2.b8, v2.h8, #4
-        ; shrn v3.b8, v3.h8, #4
-        ; fmov x2, d2
-        ; fmov x3, d3
-        // The bytes before the string cleared from both masks.
-        ; lsl x5, x21, #2
-        ; lsr x2, x2, x5
-        ; lsl x2, x2, x5
-        ; lsr x3, x3, x5
-        ; lsl x3, x3, x5
-        ; b >check
-        ; next:
-        ; ldr q0, [x1, #16]!
-        ; cmeq v2.b16, v0.b16, v1.b16
-        ; cmeq v3.b16, v0.b16, #0
-        ; shrn v2.b8, v2.h8, #4
-        ; shrn v3.b8, v3.h8, #4
-        ; fmov x2, d2
-        ; fmov x3, d3
-        ; check:
-        ; cbnz x3, >end
-        ; cbz x2, <next
-        // The chunk's last match: its nibble's top bit is the highest.
-        ; clz x4, x2
-        ; mov x6, #63
-        ; sub x4, x6, x4
-        ; add x8, x1, x4, lsr #2
         ; b <next
         ; end:
+    );
+    first_bit(ops, 3);
+    dynasm!(ops
+        ; .arch aarch64
         // Matches up to the terminator's nibble (2 << 63 is 0 on arm64's
         // lsl by register, modulo 64: all lanes kept).
-        ; rbit x4, x3
-        ; clz x4, x4
-        ; add x4, x4, #3
+        ; add x4, x3, #3
         ; mov x6, #2
         ; lsl x6, x6, x4
         ; sub x6, x6, #1
         ; ands x2, x2, x6
         ; b.eq >earlier
-        ; clz x4, x2
-        ; mov x6, #63
-        ; sub x4, x6, x4
-        ; add x20, x1, x4, lsr #2
+    );
+    last_match(ops, 20);
+    dynasm!(ops
+        ; .arch aarch64
         ; mov x0, #1
         ; ret
         ; earlier:
         ; mov x20, x8
+        ; mov x0, #1
+        ; ret
+    );
+}
+
+/// x20 = the last byte x22 in the x23 bytes at x21, or 0: aligned 16-byte
+/// chunks from the one holding the last byte down to the one holding the
+/// first. Declines when the range wraps.
+#[cfg(target_arch = "aarch64")]
+fn memrchr(ops: &mut Ops) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; cbz x23, >none
+        ; adds x7, x21, x23
+        ; b.cc >search
+        ; mov x0, #0
+        ; ret
+        ; search:
+        ; dup v1.b16, w22
+        ; sub x1, x7, #1
+        ; and x1, x1, #0xffff_ffff_ffff_fff0
+        ; ldr q0, [x1]
+    );
+    chunk_masks(ops, Lanes::Byte);
+    dynasm!(ops
+        ; .arch aarch64
+        // The lanes from the end on cleared: the low (x7 - x1) * 4 bits
+        // kept (a shift by 64 - that, modulo 64: none for a whole chunk).
+        ; sub x3, x7, x1
+        ; lsl x3, x3, #2
+        ; neg x3, x3
+        ; lsl x2, x2, x3
+        ; lsr x2, x2, x3
+        ; b >check
+        ; prev:
+        ; ldr q0, [x1, #-16]!
+    );
+    chunk_masks(ops, Lanes::Byte);
+    dynasm!(ops
+        ; .arch aarch64
+        ; check:
+        ; cmp x1, x21
+        ; b.hi >whole
+        // The chunk holding the first byte: the lanes before it cleared.
+        ; lsl x5, x21, #2
+        ; lsr x2, x2, x5
+        ; lsl x2, x2, x5
+        ; cbz x2, >none
+        ; b >hit
+        ; whole:
+        ; cbz x2, <prev
+        ; hit:
+    );
+    last_match(ops, 20);
+    dynasm!(ops
+        ; .arch aarch64
+        ; mov x0, #1
+        ; ret
+        ; none:
+        ; mov x20, #0
         ; mov x0, #1
         ; ret
     );
@@ -231,41 +250,10 @@ fn memchr(ops: &mut Ops, bounded: bool, body: DynamicLabel) {
         dynasm!(ops; .arch aarch64; movn x7, #0; b =>body);
         return;
     }
+    dynasm!(ops; .arch aarch64; mov x7, x23; =>body; dup v1.b16, w22);
+    bounded_scan(ops, Lanes::Byte);
     dynasm!(ops
         ; .arch aarch64
-        ; mov x7, x23
-        ; =>body
-        ; cbz x7, >none
-        ; dup v1.b16, w22
-        ; and x1, x21, #0xffff_ffff_ffff_fff0
-        // x4: the bytes from the chunk at x1 to the end (at most 2^64 - 1).
-        ; and x3, x21, #15
-        ; adds x4, x7, x3
-        ; csinv x4, x4, xzr, cc
-        ; ldr q0, [x1]
-        ; cmeq v0.b16, v0.b16, v1.b16
-        ; shrn v0.b8, v0.h8, #4
-        ; fmov x2, d0
-        ; lsl x5, x21, #2
-        ; lsr x2, x2, x5
-        ; lsl x2, x2, x5
-        ; b >check
-        ; next:
-        ; ldr q0, [x1, #16]!
-        ; cmeq v0.b16, v0.b16, v1.b16
-        ; shrn v0.b8, v0.h8, #4
-        ; fmov x2, d0
-        ; check:
-        ; cbnz x2, >hit
-        ; subs x4, x4, #16
-        ; b.hi <next
-        ; b >none
-        ; hit:
-        ; rbit x2, x2
-        ; clz x2, x2
-        ; lsr x2, x2, #2
-        ; cmp x2, x4
-        ; b.hs >none
         ; add x20, x1, x2
         ; mov x0, #1
         ; ret
@@ -446,31 +434,14 @@ fn memcmp(ops: &mut Ops) {
 /// x22's byte is 0), or 0.
 #[cfg(target_arch = "aarch64")]
 fn strchr(ops: &mut Ops) {
+    dynasm!(ops; .arch aarch64; dup v1.b16, w22);
+    first_chunk(ops, 21, Lanes::ByteOrZero);
+    dynasm!(ops; .arch aarch64; cbnz x2, >hit; next:);
+    next_chunk(ops, Lanes::ByteOrZero);
+    dynasm!(ops; .arch aarch64; cbz x2, <next; hit:);
+    first_bit(ops, 2);
     dynasm!(ops
         ; .arch aarch64
-        ; dup v1.b16, w22
-        ; and x1, x21, #0xffff_ffff_ffff_fff0
-        ; ldr q0, [x1]
-        ; cmeq v2.b16, v0.b16, v1.b16
-        ; cmeq v3.b16, v0.b16, #0
-        ; orr v2.b16, v2.b16, v3.b16
-        ; shrn v2.b8, v2.h8, #4
-        ; fmov x2, d2
-        ; lsl x3, x21, #2
-        ; lsr x2, x2, x3
-        ; lsl x2, x2, x3
-        ; cbnz x2, >hit
-        ; next:
-        ; ldr q0, [x1, #16]!
-        ; cmeq v2.b16, v0.b16, v1.b16
-        ; cmeq v3.b16, v0.b16, #0
-        ; orr v2.b16, v2.b16, v3.b16
-        ; shrn v2.b8, v2.h8, #4
-        ; fmov x2, d2
-        ; cbz x2, <next
-        ; hit:
-        ; rbit x2, x2
-        ; clz x2, x2
         ; lsr x2, x2, #2
         ; ldrb w3, [x1, x2]
         ; add x4, x1, x2
@@ -485,43 +456,15 @@ fn strchr(ops: &mut Ops) {
 /// x20 = the length of the string at x21, or x22 if that is less.
 #[cfg(target_arch = "aarch64")]
 fn strnlen(ops: &mut Ops) {
+    dynasm!(ops; .arch aarch64; mov x7, x22);
+    bounded_scan(ops, Lanes::Zero);
     dynasm!(ops
         ; .arch aarch64
-        ; cbz x22, >full
-        ; and x1, x21, #0xffff_ffff_ffff_fff0
-        // x4: the bytes from the chunk at x1 to the end (at most 2^64 - 1).
-        ; and x3, x21, #15
-        ; adds x4, x22, x3
-        ; csinv x4, x4, xzr, cc
-        ; ldr q0, [x1]
-        ; cmeq v0.b16, v0.b16, #0
-        ; shrn v0.b8, v0.h8, #4
-        ; fmov x2, d0
-        ; lsl x5, x21, #2
-        ; lsr x2, x2, x5
-        ; lsl x2, x2, x5
-        ; b >check
-        ; next:
-        ; ldr q0, [x1, #16]!
-        ; cmeq v0.b16, v0.b16, #0
-        ; shrn v0.b8, v0.h8, #4
-        ; fmov x2, d0
-        ; check:
-        ; cbnz x2, >hit
-        ; subs x4, x4, #16
-        ; b.hi <next
-        ; b >full
-        ; hit:
-        ; rbit x2, x2
-        ; clz x2, x2
-        ; lsr x2, x2, #2
-        ; cmp x2, x4
-        ; b.hs >full
         ; add x2, x1, x2
         ; sub x20, x2, x21
         ; mov x0, #1
         ; ret
-        ; full:
+        ; none:
         ; mov x20, x22
         ; mov x0, #1
         ; ret
@@ -608,10 +551,9 @@ fn checked(ops: &mut Ops, plain: DynamicLabel) {
 /// x20 = the difference of the bytes in the first such lane, and return.
 #[cfg(target_arch = "aarch64")]
 fn chunk_difference(ops: &mut Ops) {
+    first_bit(ops, 4);
     dynasm!(ops
         ; .arch aarch64
-        ; rbit x4, x4
-        ; clz x4, x4
         ; lsr x4, x4, #2
         ; sub x1, x1, #16
         ; sub x2, x2, #16
@@ -620,5 +562,123 @@ fn chunk_difference(ops: &mut Ops) {
         ; sub w20, w5, w6
         ; mov x0, #1
         ; ret
+    );
+}
+
+/// What a 16-byte chunk's lanes are looked for: a nibble mask (four bits a
+/// byte) of the lanes that match, in x2.
+#[cfg(target_arch = "aarch64")]
+#[derive(Clone, Copy)]
+enum Lanes {
+    /// The terminator.
+    Zero,
+    /// The byte in v1.
+    Byte,
+    /// The byte in v1 or the terminator.
+    ByteOrZero,
+    /// The byte in v1 in x2, the terminator in x3.
+    ByteAndZero,
+}
+
+/// The nibble masks of `lanes` in the chunk in v0 (through v2 and v3).
+#[cfg(target_arch = "aarch64")]
+fn chunk_masks(ops: &mut Ops, lanes: Lanes) {
+    match lanes {
+        Lanes::Zero => dynasm!(ops; .arch aarch64; cmeq v2.b16, v0.b16, #0),
+        Lanes::Byte => dynasm!(ops; .arch aarch64; cmeq v2.b16, v0.b16, v1.b16),
+        Lanes::ByteOrZero | Lanes::ByteAndZero => dynasm!(ops
+            ; .arch aarch64
+            ; cmeq v2.b16, v0.b16, v1.b16
+            ; cmeq v3.b16, v0.b16, #0
+        ),
+    }
+    match lanes {
+        Lanes::ByteOrZero => dynasm!(ops; .arch aarch64; orr v2.b16, v2.b16, v3.b16),
+        Lanes::ByteAndZero => dynasm!(ops; .arch aarch64; shrn v3.b8, v3.h8, #4; fmov x3, d3),
+        Lanes::Zero | Lanes::Byte => {}
+    }
+    dynasm!(ops; .arch aarch64; shrn v2.b8, v2.h8, #4; fmov x2, d2);
+}
+
+/// x1 = the aligned chunk holding the byte at `X(s)`, its masks of `lanes`
+/// with the lanes before `X(s)` cleared (lsl and lsr take the shift
+/// modulo 64: (s & 15) * 4). Clobbers x5.
+#[cfg(target_arch = "aarch64")]
+fn first_chunk(ops: &mut Ops, s: u8, lanes: Lanes) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; and x1, X(s), #0xffff_ffff_ffff_fff0
+        ; ldr q0, [x1]
+    );
+    chunk_masks(ops, lanes);
+    dynasm!(ops
+        ; .arch aarch64
+        ; lsl x5, X(s), #2
+        ; lsr x2, x2, x5
+        ; lsl x2, x2, x5
+    );
+    if let Lanes::ByteAndZero = lanes {
+        dynasm!(ops; .arch aarch64; lsr x3, x3, x5; lsl x3, x3, x5);
+    }
+}
+
+/// x1 = the next chunk up, and its masks of `lanes`.
+#[cfg(target_arch = "aarch64")]
+fn next_chunk(ops: &mut Ops, lanes: Lanes) {
+    dynasm!(ops; .arch aarch64; ldr q0, [x1, #16]!);
+    chunk_masks(ops, lanes);
+}
+
+/// The scan of memchr and strnlen: the first lane of `lanes` (not
+/// `ByteAndZero`) in the x7 bytes at x21. Found, x2 is its offset in the
+/// chunk at x1 and the code falls through; else it branches to the
+/// caller's `none` label after this code.
+#[cfg(target_arch = "aarch64")]
+fn bounded_scan(ops: &mut Ops, lanes: Lanes) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; cbz x7, >none
+        // x4: the bytes from the chunk at x1 to the end (at most 2^64 - 1).
+        ; and x3, x21, #15
+        ; adds x4, x7, x3
+        ; csinv x4, x4, xzr, cc
+    );
+    first_chunk(ops, 21, lanes);
+    dynasm!(ops; .arch aarch64; b >check; next:);
+    next_chunk(ops, lanes);
+    dynasm!(ops
+        ; .arch aarch64
+        ; check:
+        ; cbnz x2, >hit
+        ; subs x4, x4, #16
+        ; b.hi <next
+        ; b >none
+        ; hit:
+    );
+    first_bit(ops, 2);
+    dynasm!(ops
+        ; .arch aarch64
+        ; lsr x2, x2, #2
+        ; cmp x2, x4
+        ; b.hs >none
+    );
+}
+
+/// `X(mask)` = the bit number of its lowest set bit (four times the first
+/// matching lane's offset, or more).
+#[cfg(target_arch = "aarch64")]
+fn first_bit(ops: &mut Ops, mask: u8) {
+    dynasm!(ops; .arch aarch64; rbit X(mask), X(mask); clz X(mask), X(mask));
+}
+
+/// `X(out)` = the address of the last lane set in x2 (not 0) of the chunk
+/// at x1: its nibble's highest bit (63 - clz) over four. Clobbers x4.
+#[cfg(target_arch = "aarch64")]
+fn last_match(ops: &mut Ops, out: u8) {
+    dynasm!(ops
+        ; .arch aarch64
+        ; clz x4, x2
+        ; eor x4, x4, #63
+        ; add X(out), x1, x4, lsr #2
     );
 }

@@ -164,6 +164,8 @@ named_enum! {
         /// declined when the string and its copy overlap.
         Strcpy = "strcpy",
         Stpcpy = "stpcpy",
+        /// The last byte rsi in the rdx bytes at rdi, or 0.
+        Memrchr = "memrchr",
     }
 }
 
@@ -199,9 +201,13 @@ impl Helper {
             | Helper::Strrchr
             | Helper::Strcpy
             | Helper::Stpcpy => &[Reg::RDI, Reg::RSI],
-            Helper::Memchr | Helper::Memset | Helper::Memmove | Helper::Memcmp | Helper::Strncmp | Helper::Mempcpy => {
-                &[Reg::RDI, Reg::RSI, Reg::RDX]
-            }
+            Helper::Memchr
+            | Helper::Memset
+            | Helper::Memmove
+            | Helper::Memcmp
+            | Helper::Strncmp
+            | Helper::Mempcpy
+            | Helper::Memrchr => &[Reg::RDI, Reg::RSI, Reg::RDX],
             Helper::MemmoveChk | Helper::MemsetChk => &[Reg::RDI, Reg::RSI, Reg::RDX, Reg::RCX],
         }
     }

@@ -146,6 +146,8 @@ pub struct Lowered {
     /// The end of the body: out-of-line code (checked runs' slow paths,
     /// misaligned accesses) follows.
     pub body_end: u32,
+    /// Time spent on the value analysis and register allocation.
+    pub allocation: std::time::Duration,
 }
 
 /// An ordered access emitted as a bare `ldar`/`stlr` (see `mem.rs`).
@@ -222,7 +224,7 @@ pub fn lower(
     let fixups = l.misaligned_paths();
     l.guest_marks.retain(|&(at, _)| at < body_end);
     let code = l.ops.finalize().map_err(|e| Decline::Assembler(e.to_string()))?;
-    Ok(Lowered { code, entry, stubs: l.stubs, fixups, guest_marks: l.guest_marks, body_end })
+    Ok(Lowered { code, entry, stubs: l.stubs, fixups, guest_marks: l.guest_marks, body_end, allocation: l.allocation })
 }
 
 /// The blocks no path from the entry reaches that hold only their
@@ -283,6 +285,8 @@ struct Lowerer<'r> {
     current: u32,
     /// Where each guest instruction's code starts (see [`Lowered`]).
     guest_marks: Vec<(u32, u64)>,
+    /// How long [`Lowerer::new`]'s analysis and allocation took.
+    allocation: std::time::Duration,
 }
 
 impl<'r> Lowerer<'r> {
@@ -307,6 +311,7 @@ impl<'r> Lowerer<'r> {
         if !well_formed {
             return Err(Decline::Malformed);
         }
+        let started = std::time::Instant::now();
         let mut uses = vec![0u32; r.insts.len()];
         for block in &r.blocks {
             for v in &block.insts {
@@ -317,6 +322,7 @@ impl<'r> Lowerer<'r> {
         }
         let runs = nan_runs::find(r, nan_rules);
         let alloc = alloc::allocate(r, &uses, skippable, options.journal, &runs, nan_rules);
+        let allocation = started.elapsed();
         if alloc.frame > MAX_FRAME {
             return Err(Decline::FrameTooLarge(alloc.frame));
         }
@@ -349,6 +355,7 @@ impl<'r> Lowerer<'r> {
             nzcv: None,
             current: 0,
             guest_marks: Vec::new(),
+            allocation,
         })
     }
 
