@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/native/compare.sh [AARCHX...]: builds libm_values.c for x86-64 and
+# bench/native/compare.sh [AARCHX...]: builds guest/c/libm_values.c for x86-64 and
 # (static) aarch64, runs the x86-64 build natively with glibc's FMA variants
 # (this CPU's default) and with its SSE2 ones (GLIBC_TUNABLES), the aarch64
 # build under qemu-aarch64, and, given a command prefix AARCHX (an aarch64
@@ -12,8 +12,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/../build/native}
 mkdir -p "$out"
 flags="-O2 -fno-builtin -ffp-contract=off -Wall -Wextra"
-gcc $flags -o "$out/libm_values" "$here/libm_values.c" -lm
-aarch64-linux-gnu-gcc $flags -static -o "$out/libm_values_arm64" "$here/libm_values.c" -lm
+src=$here/../../guest/c/libm_values.c
+gcc $flags -o "$out/libm_values" "$src" -lm
+aarch64-linux-gnu-gcc $flags -static -o "$out/libm_values_arm64" "$src" -lm
 "$out/libm_values" > "$out/x86-fma.txt"
 GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA,-AVX,-FMA4 "$out/libm_values" > "$out/x86-sse2.txt"
 qemu-aarch64 "$out/libm_values_arm64" > "$out/arm64.txt"

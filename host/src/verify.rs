@@ -233,11 +233,7 @@ impl Verifier {
         }
         if report.is_none() {
             let flags = flag_diffs(&optimised.state, &kept.state);
-            // Fewer MXCSR sticky flags than the reference's are no mismatch
-            // (`GuestState::mxcsr_within`).
-            let sticky =
-                if optimised.state.mxcsr_within(&kept.state) { u128::from(GuestState::MXCSR_FLAGS) } else { 0 };
-            let diffs = diffs(("policy", &optimised), ("reference", &kept), sticky);
+            let diffs = diffs(("policy", &optimised), ("reference", &kept), 0);
             let direct = matches!(kept.exit, RegionExit::Jump { kind: ExitKind::Jump | ExitKind::Call });
             // Faults an instruction inside the region raises; a region that
             // ends in a trap (ud2, int3, an unreadable instruction) keeps

@@ -257,6 +257,54 @@ fn float_guests_match_native_with_afp_on_and_off() {
     report(failures);
 }
 
+/// glibc's libm translated: guest/c/libm_values.c (86 function forms,
+/// 20,000 inputs each: the results', errno's and exception flags' hashes)
+/// matches native on the JIT, static and dynamic, under `cpu_level: V1`
+/// against glibc's baseline variants (the native run told by
+/// GLIBC_TUNABLES to leave out AVX, AVX2 and FMA, which V1's CPUID does not
+/// report) and under V3 against this CPU's FMA variants. Hot code lost
+/// exception flags here until 2026-12-08 (`dce` dropped unused sums).
+#[test]
+fn libm_matches_native_at_v1_and_v3() {
+    const WHAT: &str = "libm on the JIT";
+    let Some((qemu, bin)) = arm64_aarchx(WHAT) else { return };
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let v3_host = [" fma", " avx2"].iter().all(|f| cpuinfo.contains(f));
+    let baseline = "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX,-FMA4";
+    let mut failures = Vec::new();
+    for build in ["static", "dyn"] {
+        let prog = guest_dir().join(build).join("libm_values");
+        for (policy, tunables) in [("default.ron", Some(baseline)), ("v3.ron", None)] {
+            if tunables.is_none() && !v3_host {
+                skip(WHAT, "this CPU lacks FMA or AVX2, so its glibc variants are not V3's");
+                continue;
+            }
+            let env = |c: &mut Command| {
+                if let Some(t) = tunables {
+                    c.env("GLIBC_TUNABLES", t);
+                }
+                c.env("AARCHX_CACHE", "off");
+            };
+            let mut native = Command::new(&prog);
+            env(&mut native);
+            let native = run(&mut native);
+            let mut cmd = Command::new("timeout");
+            cmd.args(["-s", "KILL", "600"]).args(&qemu).arg(&bin);
+            cmd.arg("--policy").arg(repo_root().join("policies").join(policy)).arg(&prog);
+            env(&mut cmd);
+            let got = without_qemu_notes(run(&mut cmd));
+            if got != native {
+                failures.push(format!(
+                    "{build}/libm_values under {policy}:\n=== native: {}\n=== aarchx: {}",
+                    describe(&native),
+                    describe(&got)
+                ));
+            }
+        }
+    }
+    report(failures);
+}
+
 /// The leaf routines (the `leaf-inline` pass, on the JIT's arm64 code)
 /// against the guest's own: guest/c/leaf_routines.c, static and dynamic,
 /// matches native with the pass on and off, and with it on, its counts

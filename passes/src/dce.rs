@@ -1,20 +1,46 @@
 //! The `dce` pass: removes instructions whose values nothing uses.
 //! Everything with an effect is a root (`Opcode::has_side_effect`), and so
 //! are loads: a load can fault, and the guest must see that fault even when
-//! it ignores the value.
+//! it ignores the value. So are the float ops (`Opcode::uses_mxcsr`): each
+//! raises its exceptions into MXCSR's sticky flags whether or not its value
+//! is used (glibc's `math_force_eval` computes a sum only to raise inexact),
+//! but for a compare that has a twin, kept: another `fcmp` of the same two
+//! values (in either order), type and signalling, in the same block with no
+//! MXCSR access or call between, raises the same exceptions (the lifter's
+//! three compares of one `ucomisd`, `cond-fusion`'s fused one).
 
-use aarchx_ir::{Opcode, Region};
+use aarchx_ir::{FloatCond, Opcode, Reg, Region, Value};
 use aarchx_pass::{Pass, PassContext, PassError, PassInfo, Stage};
 
 pub static INFO: PassInfo = PassInfo {
     name: "dce",
     stage: Stage::Transform,
-    doc: "Removes instructions whose results are unused.",
+    doc: "Removes instructions whose results are unused (float ops only when a twin compare raises their exceptions).",
     options: &[],
     create: |_| Box::new(Dce),
 };
 
 pub struct Dce;
+
+/// What makes two compares twins (see the module docs): the values, in
+/// order, the type, whether they signal on a quiet NaN, and the stretch of
+/// the block between MXCSR accesses and calls.
+type Twin = (Value, Value, aarchx_ir::Type, bool, u32);
+
+fn twin_of(region: &Region, v: Value, stretch: u32) -> Option<Twin> {
+    let d = region.inst(v);
+    if d.op != Opcode::Fcmp {
+        return None;
+    }
+    let signals = FloatCond::from_u16(d.aux)?.signals_on_qnan();
+    let (a, b) = (d.arg(0).min(d.arg(1)), d.arg(0).max(d.arg(1)));
+    Some((a, b, d.ty, signals, stretch))
+}
+
+/// Whether `d` ends a stretch: it reads or writes MXCSR, or calls out.
+fn ends_stretch(d: &aarchx_ir::InstData) -> bool {
+    matches!(d.op, Opcode::Get | Opcode::Set) && d.reg() == Reg::MXCSR || d.op == Opcode::Call
+}
 
 impl Pass for Dce {
     fn run(&mut self, _cx: &PassContext<'_>, region: &mut Region) -> Result<(), PassError> {
@@ -29,18 +55,55 @@ impl Pass for Dce {
                 }
             }
         }
-        while let Some(i) = work.pop() {
-            for arg in region.insts[i].values() {
-                if !live[arg.index()] {
-                    live[arg.index()] = true;
-                    work.push(arg.index());
+        propagate(region, &mut live, &mut work);
+        // The float ops nothing uses: roots, but for compares whose twin
+        // is live or kept.
+        let mut twins: Vec<Twin> = Vec::new();
+        let mut stretch = 0u32;
+        let mut float_ops: Vec<(Value, u32)> = Vec::new();
+        for block in &region.blocks {
+            stretch += 1;
+            for &v in &block.insts {
+                let d = region.inst(v);
+                if ends_stretch(d) {
+                    stretch += 1;
+                } else if d.op.uses_mxcsr() {
+                    float_ops.push((v, stretch));
+                    if live[v.index()] {
+                        twins.extend(twin_of(region, v, stretch));
+                    }
                 }
             }
         }
+        for (v, stretch) in float_ops {
+            if live[v.index()] {
+                continue;
+            }
+            match twin_of(region, v, stretch) {
+                Some(t) if twins.contains(&t) => continue,
+                Some(t) => twins.push(t),
+                None => {}
+            }
+            live[v.index()] = true;
+            work.push(v.index());
+        }
+        propagate(region, &mut live, &mut work);
         for block in &mut region.blocks {
             block.insts.retain(|v| live[v.index()]);
         }
         Ok(())
+    }
+}
+
+/// Marks everything the instructions in `work` read, transitively.
+fn propagate(region: &Region, live: &mut [bool], work: &mut Vec<usize>) {
+    while let Some(i) = work.pop() {
+        for arg in region.insts[i].values() {
+            if !live[arg.index()] {
+                live[arg.index()] = true;
+                work.push(arg.index());
+            }
+        }
     }
 }
 
@@ -76,6 +139,54 @@ block0:
   v2 = load.i64 v0
   v3 = sub.i64 v0, v1
   set rbx, v3
+  exit jump 0x2000
+"
+        );
+    }
+
+    #[test]
+    fn unused_float_ops_stay_for_their_flags_but_twin_compares_go() {
+        let out = run_pass(
+            &mut Dce,
+            "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = bitcast.f64 v0
+  v2 = iconst.i64 0x4350000000000000
+  v3 = bitcast.f64 v2
+  v4 = fadd.f64 v1, v3
+  v5 = fcmp.f64 uno v1, v3
+  v6 = fcmp.f64 eq v1, v3
+  v7 = fcmp.f64 nle_q v3, v1
+  v8 = fcmp.f64 lt v3, v1
+  v9 = fcmp.f64 nle v3, v1
+  set zf, v6
+  v10 = get mxcsr
+  v11 = fcmp.f64 uno v1, v3
+  set mxcsr, v10
+  exit jump 0x2000
+",
+        );
+        // The sum stays; the quiet compares have a live twin (eq), the
+        // signalling ones keep one of them (lt); after the MXCSR read a
+        // compare has no twin.
+        assert_eq!(
+            out,
+            "\
+region 0x1000
+block0:
+  v0 = get rax
+  v1 = bitcast.f64 v0
+  v2 = iconst.i64 0x4350000000000000
+  v3 = bitcast.f64 v2
+  v4 = fadd.f64 v1, v3
+  v5 = fcmp.f64 eq v1, v3
+  v6 = fcmp.f64 lt v3, v1
+  set zf, v5
+  v7 = get mxcsr
+  v8 = fcmp.f64 uno v1, v3
+  set mxcsr, v7
   exit jump 0x2000
 "
         );

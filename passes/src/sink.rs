@@ -12,8 +12,9 @@
 //! dominates its uses. Blocks are visited parents first, so a moved value
 //! is reconsidered in its new block and goes as deep as its uses allow.
 //!
-//! Only computations of operands (constants, arithmetic, compares,
-//! selects): no `get` (a later `set` could change what it reads), no loads
+//! Only computations of operands (constants, integer arithmetic and
+//! compares, selects; no float op, which raises its exceptions on every
+//! path): no `get` (a later `set` could change what it reads), no loads
 //! (they can fault), nothing with effects. Nothing moves from before a
 //! helper call or a write of a control register (mxcsr, fpcw: float ops
 //! read the rounding mode). Moved instructions keep their relative order,
@@ -35,9 +36,12 @@ pub static INFO: PassInfo = PassInfo {
 
 pub struct Sink;
 
-/// Whether `op` only computes from its operands.
+/// Whether `op` only computes from its operands (a float op also raises
+/// its exceptions: moved onto one path, or dropped, the other paths would
+/// lose them).
 fn movable(op: Opcode) -> bool {
     op != Opcode::AtomicCas
+        && !op.uses_mxcsr()
         && matches!(
             op.format(),
             Format::Const

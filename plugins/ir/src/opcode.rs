@@ -437,10 +437,13 @@ impl Opcode {
     /// When one of them is unmasked, the op leaves the region instead with
     /// the trap `simdfp` (SIGFPE) at the current guest instruction, with
     /// the registers that instruction set put back (nothing of it written)
-    /// and its flags in MXCSR. The op has no other effect: a pass may drop
-    /// one whose result nobody uses, flags and all (the lifter gives every
-    /// compare of one instruction the same exceptions, so one left raises
-    /// them), but an executor runs every op it is given.
+    /// and its flags in MXCSR. The flags are an effect: a pass keeps an op
+    /// whose result nobody uses (glibc's `math_force_eval` computes a sum
+    /// only for its inexact flag) and moves none onto one path of a branch;
+    /// it may drop a compare whose twin stays (another `fcmp` of the same
+    /// values that signals alike, in the same block with no MXCSR access
+    /// between: the lifter gives every compare of one instruction the same
+    /// exceptions, see `dce`), and an executor runs every op it is given.
     pub fn uses_mxcsr(self) -> bool {
         matches!(
             self,

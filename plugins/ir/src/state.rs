@@ -62,15 +62,6 @@ impl Default for GuestState {
 }
 
 impl GuestState {
-    /// Whether this state's MXCSR is `reference`'s but for sticky flags it
-    /// lacks: what a pass may make of it by dropping a float op nobody uses,
-    /// flags and all (`Opcode::uses_mxcsr`). Never more flags, nor other
-    /// control bits.
-    pub fn mxcsr_within(&self, reference: &GuestState) -> bool {
-        let (got, want) = (self.mxcsr, reference.mxcsr);
-        got & !Self::MXCSR_FLAGS == want & !Self::MXCSR_FLAGS && got & Self::MXCSR_FLAGS & !want == 0
-    }
-
     pub const OFFSET_GPR: usize = core::mem::offset_of!(GuestState, gpr);
     pub const OFFSET_RIP: usize = core::mem::offset_of!(GuestState, rip);
     pub const OFFSET_FS_BASE: usize = core::mem::offset_of!(GuestState, fs_base);

@@ -1,8 +1,9 @@
 /*
- * bench/native/libm_values.c: fingerprints glibc libm results so that two
- * builds (x86-64 and aarch64, or native and under aarchx) can be compared
- * bit for bit: which host libm functions native mode could bridge
- * (docs/native.md, "Which libm results are the same"; bench/native/compare.sh).
+ * libm_values.c: fingerprints glibc libm results so that two runs can be
+ * compared bit for bit: native and under aarchx (host/tests/guests.rs,
+ * libm_matches_native_at_v1_and_v3), or the x86-64 build against an
+ * aarch64 one (bench/native/compare.sh: which host libm functions native
+ * mode could bridge, docs/native.md "Which libm results are the same").
  *
  * For each tested function (double and float forms) a deterministic set of
  * NINPUT inputs is generated: special values (+-0, +-inf, NaNs, denormals,
