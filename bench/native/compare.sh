@@ -3,10 +3,12 @@
 # (static) aarch64, runs the x86-64 build natively with glibc's FMA variants
 # (this CPU's default) and with its SSE2 ones (GLIBC_TUNABLES), the aarch64
 # build under qemu-aarch64, and, given a command prefix AARCHX (an aarch64
-# aarchx runs under qemu-aarch64), the x86-64 build under it too; prints one
-# row per function: for each run against the x86 FMA run, R = identical
-# results, q = identical but for NaN bits, - = different, then E and F when
-# errno and the exception flags are identical. docs/native.md has the table.
+# aarchx runs under qemu-aarch64), the x86-64 build under it too (with
+# `--policy policies/v3.ron` its guest gets the FMA variants, at the default
+# V1 the SSE2 ones: compare it with that column); prints one row per
+# function: for each run against the x86 FMA run, R = identical results,
+# q = identical but for NaN bits, - = different, then E and F when errno and
+# the exception flags are identical. docs/native.md has the table.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/../build/native}
