@@ -3,8 +3,9 @@
  * also has DE, the denormal-operand flag) show what it raised. SSE scalar
  * and packed forms, conversions, the signalling (comisd, cmpltsd) and
  * quiet (ucomisd, cmpeqsd) compares, min/max, and the x87; in hot code,
- * a sum computed only for its flag (in log1p) and an unread compare. No operand is
- * a denormal: the JIT does not raise DE, the denormal-operand flag (see
+ * a sum computed only for its flag (in log1p) and an unread compare. No
+ * operand is a denormal: the JIT does not raise DE, the denormal-operand
+ * flag (see
  * docs/architecture.md, "SSE floating point"; the oracle checks DE on the
  * interpreter, fenv_ftz under DAZ and FTZ). */
 #include <emmintrin.h>

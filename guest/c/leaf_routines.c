@@ -1,8 +1,8 @@
 /* The C library routines aarchx's leaf-inline pass replaces (strlen,
- * strnlen, memchr, rawmemchr, memrchr, strchr, strrchr, memset, memcpy, mempcpy,
- * memmove, memcmp, bcmp, strcmp, strncmp, strcpy, stpcpy, __memcpy_chk,
- * __memset_chk), called through
- * volatile pointers so the compiler cannot inline them: every length from
+ * strnlen, memchr, rawmemchr, memrchr, strchr, strrchr, memset, memcpy,
+ * mempcpy, memmove, memcmp, bcmp, strcmp, strncmp, strcpy, stpcpy,
+ * __memcpy_chk, __memset_chk), called through volatile pointers so the
+ * compiler cannot inline them: every length from
  * 0 to 300 at every alignment of both operands within 64 bytes, strings and
  * ranges that end at the last byte before an inaccessible page, overlapping
  * moves (which the arm64 memmove declines) and reads that run into the
@@ -286,8 +286,8 @@ int main(void) {
     report("strrchr");
 
     /* memrchr: the four-letter alphabet again, ranges ending at the
-     * inaccessible page and starting at the first byte after an
-     * accessible one's start. */
+     * inaccessible page and ranges starting at the accessible page's
+     * first byte. */
     for (size_t a = 0; a < 64; a++)
         for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 7)) {
             for (size_t i = 0; i < n + 8; i++)
@@ -375,6 +375,7 @@ int main(void) {
                 /* From the end down, in vectors of the variant's size. */
                 fault_page_only = 1;
                 mix((uint64_t)(uintptr_t)memrchr_p(edge - 20, 'x', 100));
+                fault_page_only = 0;
                 break;
             }
             printf("  call %d returned\n", k);

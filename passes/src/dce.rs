@@ -5,9 +5,17 @@
 //! raises its exceptions into MXCSR's sticky flags whether or not its value
 //! is used (glibc's `math_force_eval` computes a sum only to raise inexact),
 //! but for a compare that has a twin, kept: another `fcmp` of the same two
-//! values (in either order), type and signalling, in the same block with no
-//! MXCSR access or call between, raises the same exceptions (the lifter's
-//! three compares of one `ucomisd`, `cond-fusion`'s fused one).
+//! values (in either order), type and signalling, in the same block with
+//! nothing between that reads or writes MXCSR, calls out or can fault (a
+//! load, store or atomic: a signal handler sees MXCSR there), raises the
+//! same exceptions (the lifter's three compares of one `ucomisd`, which
+//! loads its operand first, `cond-fusion`'s fused one). A twin later than
+//! the compare it stands for raises an unmasked exception's trap at its own
+//! guest instruction (the branch `cond-fusion` fused it into), not the
+//! compare's: the JIT runs only with every exception masked, and the
+//! interpreter, which runs the rest, sees the same IR.
+
+use std::collections::HashSet;
 
 use aarchx_ir::{FloatCond, Opcode, Reg, Region, Value};
 use aarchx_pass::{Pass, PassContext, PassError, PassInfo, Stage};
@@ -22,9 +30,9 @@ pub static INFO: PassInfo = PassInfo {
 
 pub struct Dce;
 
-/// What makes two compares twins (see the module docs): the values, in
-/// order, the type, whether they signal on a quiet NaN, and the stretch of
-/// the block between MXCSR accesses and calls.
+/// What makes two compares twins (see the module docs): the two values
+/// (the lower first, so either order matches), the type, whether they
+/// signal on a quiet NaN, and the stretch of the block they are in.
 type Twin = (Value, Value, aarchx_ir::Type, bool, u32);
 
 fn twin_of(region: &Region, v: Value, stretch: u32) -> Option<Twin> {
@@ -37,9 +45,14 @@ fn twin_of(region: &Region, v: Value, stretch: u32) -> Option<Twin> {
     Some((a, b, d.ty, signals, stretch))
 }
 
-/// Whether `d` ends a stretch: it reads or writes MXCSR, or calls out.
+/// Whether `d` ends a stretch: it reads or writes MXCSR, calls out, or
+/// can fault.
 fn ends_stretch(d: &aarchx_ir::InstData) -> bool {
-    matches!(d.op, Opcode::Get | Opcode::Set) && d.reg() == Reg::MXCSR || d.op == Opcode::Call
+    match d.op {
+        Opcode::Get | Opcode::Set => d.reg() == Reg::MXCSR,
+        Opcode::Call | Opcode::Load | Opcode::Store | Opcode::AtomicRmw | Opcode::AtomicCas => true,
+        _ => false,
+    }
 }
 
 impl Pass for Dce {
@@ -58,7 +71,7 @@ impl Pass for Dce {
         propagate(region, &mut live, &mut work);
         // The float ops nothing uses: roots, but for compares whose twin
         // is live or kept.
-        let mut twins: Vec<Twin> = Vec::new();
+        let mut twins: HashSet<Twin> = HashSet::new();
         let mut stretch = 0u32;
         let mut float_ops: Vec<(Value, u32)> = Vec::new();
         for block in &region.blocks {
@@ -80,8 +93,8 @@ impl Pass for Dce {
                 continue;
             }
             match twin_of(region, v, stretch) {
-                Some(t) if twins.contains(&t) => continue,
-                Some(t) => twins.push(t),
+                Some(t) if !twins.insert(t) => continue,
+                Some(_) => {}
                 None => {}
             }
             live[v.index()] = true;
@@ -164,13 +177,19 @@ block0:
   set zf, v6
   v10 = get mxcsr
   v11 = fcmp.f64 uno v1, v3
+  v12 = load.i64 v0
+  v13 = fcmp.f64 uno_s v1, v3
+  v14 = load.i64 v12
+  v15 = fcmp.f64 eq_s v1, v3
+  set rbx, v14
+  set pf, v15
   set mxcsr, v10
   exit jump 0x2000
 ",
         );
         // The sum stays; the quiet compares have a live twin (eq), the
         // signalling ones keep one of them (lt); after the MXCSR read a
-        // compare has no twin.
+        // compare has no twin, nor across a load (which can fault).
         assert_eq!(
             out,
             "\
@@ -186,6 +205,12 @@ block0:
   set zf, v5
   v7 = get mxcsr
   v8 = fcmp.f64 uno v1, v3
+  v9 = load.i64 v0
+  v10 = fcmp.f64 uno_s v1, v3
+  v11 = load.i64 v9
+  v12 = fcmp.f64 eq_s v1, v3
+  set rbx, v11
+  set pf, v12
   set mxcsr, v7
   exit jump 0x2000
 "

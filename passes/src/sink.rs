@@ -16,12 +16,11 @@
 //! compares, selects; no float op, which raises its exceptions on every
 //! path): no `get` (a later `set` could change what it reads), no loads
 //! (they can fault), nothing with effects. Nothing moves from before a
-//! helper call or a write of a control register (mxcsr, fpcw: float ops
-//! read the rounding mode). Moved instructions keep their relative order,
+//! helper call. Moved instructions keep their relative order,
 //! so operands stay defined before their uses. A computation nothing uses
 //! is dropped, so it does not hold its operands back.
 
-use aarchx_ir::{Format, Opcode, Reg, Region, Value};
+use aarchx_ir::{Format, Opcode, Region, Value};
 use aarchx_pass::{Pass, PassContext, PassError, PassInfo, Stage};
 
 use crate::walk::{below, preorder};
@@ -50,7 +49,6 @@ fn movable(op: Opcode) -> bool {
                 | Format::Binary
                 | Format::BinaryImm
                 | Format::IntCompare
-                | Format::FloatCompare
                 | Format::Ternary
                 | Format::TernaryImm
         )
@@ -102,10 +100,9 @@ impl Uses {
     }
 }
 
-/// Whether `d` ends the stretch that may move: a helper call, or a write
-/// of a register float arithmetic reads implicitly.
+/// Whether `d` ends the stretch that may move: a helper call.
 fn barrier(d: &aarchx_ir::InstData) -> bool {
-    d.op == Opcode::Call || (d.op == Opcode::Set && matches!(d.reg(), Reg::MXCSR | Reg::FPCW))
+    d.op == Opcode::Call
 }
 
 impl Pass for Sink {

@@ -94,8 +94,9 @@ pub struct Jit {
     /// starts with (see [`super::run_counts`]).
     counts: RunCounts,
     tier_up: u32,
-    /// Time the lowerings spent on value analysis and register allocation.
-    allocation: std::time::Duration,
+    /// Time the last [`Jit::compile`] spent on value analysis and register
+    /// allocation.
+    last_allocation: std::time::Duration,
 }
 
 impl Jit {
@@ -127,7 +128,7 @@ impl Jit {
             nan_rules,
             counts: RunCounts::default(),
             tier_up: 0,
-            allocation: std::time::Duration::ZERO,
+            last_allocation: std::time::Duration::ZERO,
         })
     }
 
@@ -143,10 +144,10 @@ impl Jit {
         self.cache.next_addr() - self.blocks_start
     }
 
-    /// Time the lowerings so far spent on value analysis and register
-    /// allocation.
-    pub fn allocation_time(&self) -> std::time::Duration {
-        self.allocation
+    /// Time the last [`Jit::compile`] spent on value analysis and register
+    /// allocation (zero when it declined before allocating).
+    pub fn last_allocation_time(&self) -> std::time::Duration {
+        self.last_allocation
     }
 
     /// Sets how many chained transitions one [`Jit::run`] may take before
@@ -168,6 +169,7 @@ impl Jit {
     /// block of its address. A quick block other blocks may branch to
     /// counts its runs (see [`super::run_counts`]).
     pub fn compile(&mut self, region: &Region, options: CompileOptions, reads_flags: bool) -> Result<BlockId, Decline> {
+        self.last_allocation = std::time::Duration::ZERO;
         let at = self.cache.next_addr();
         let first_stub = self.stubs.next_id();
         let run_count = (options.shape == Shape::Quick && options.linkable()).then(|| self.counts.add(self.tier_up));
@@ -182,7 +184,7 @@ impl Jit {
             self.nan_rules,
             run_count,
         )?;
-        self.allocation += lowered.allocation;
+        self.last_allocation = lowered.allocation;
         let start = self.cache.push(at, &lowered.code).ok_or(Decline::CacheFull)?;
         let code = start + lowered.entry;
         if let Some(map) = &mut self.perf_map {

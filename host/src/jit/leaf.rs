@@ -14,10 +14,11 @@
 //! `ret` through the untouched x30, so the guest's own code takes the fault.
 //!
 //! Memory is read in aligned 16-byte chunks where the end is not known in
-//! advance (strlen, memchr, strcmp near a page end byte by byte; memrchr
-//! from the end down), which never cross a page the guest's own routine
-//! would not touch; stores and
-//! length-bounded reads stay within the C function's range.
+//! advance (strlen, memchr, strcmp near a page end byte by byte), which
+//! never cross a page the guest's own routine would not touch, and by
+//! memrchr, from the chunk of its last byte down to that of its first;
+//! stores and the other length-bounded reads stay within the C function's
+//! range.
 
 #[cfg(target_arch = "aarch64")]
 use dynasmrt::aarch64::Aarch64Relocation;
@@ -565,8 +566,8 @@ fn chunk_difference(ops: &mut Ops) {
     );
 }
 
-/// What a 16-byte chunk's lanes are looked for: a nibble mask (four bits a
-/// byte) of the lanes that match, in x2.
+/// What the lanes (bytes) of a 16-byte chunk are compared with; the lanes
+/// that match give a nibble mask (four bits a lane) in x2.
 #[cfg(target_arch = "aarch64")]
 #[derive(Clone, Copy)]
 enum Lanes {
@@ -635,6 +636,7 @@ fn next_chunk(ops: &mut Ops, lanes: Lanes) {
 /// caller's `none` label after this code.
 #[cfg(target_arch = "aarch64")]
 fn bounded_scan(ops: &mut Ops, lanes: Lanes) {
+    debug_assert!(!matches!(lanes, Lanes::ByteAndZero), "one mask only");
     dynasm!(ops
         ; .arch aarch64
         ; cbz x7, >none
@@ -664,8 +666,8 @@ fn bounded_scan(ops: &mut Ops, lanes: Lanes) {
     );
 }
 
-/// `X(mask)` = the bit number of its lowest set bit (four times the first
-/// matching lane's offset, or more).
+/// `X(mask)` = the bit number of its lowest set bit: of a nibble mask,
+/// four times the first matching lane's offset (64 when none matches).
 #[cfg(target_arch = "aarch64")]
 fn first_bit(ops: &mut Ops, mask: u8) {
     dynasm!(ops; .arch aarch64; rbit X(mask), X(mask); clz X(mask), X(mask));

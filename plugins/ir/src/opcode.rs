@@ -441,9 +441,10 @@ impl Opcode {
     /// whose result nobody uses (glibc's `math_force_eval` computes a sum
     /// only for its inexact flag) and moves none onto one path of a branch;
     /// it may drop a compare whose twin stays (another `fcmp` of the same
-    /// values that signals alike, in the same block with no MXCSR access
-    /// between: the lifter gives every compare of one instruction the same
-    /// exceptions, see `dce`), and an executor runs every op it is given.
+    /// values that signals alike, close enough that nothing can see the
+    /// difference: the rule is `dce`'s, in its module docs; the lifter gives
+    /// every compare of one instruction the same exceptions), and an
+    /// executor runs every op it is given.
     pub fn uses_mxcsr(self) -> bool {
         matches!(
             self,
