@@ -207,10 +207,11 @@ fn memrchr(ops: &mut Ops) {
         ; check:
         ; cmp x1, x21
         ; b.hi >whole
-        // The chunk holding the first byte: the lanes before it cleared.
-        ; lsl x5, x21, #2
-        ; lsr x2, x2, x5
-        ; lsl x2, x2, x5
+    );
+    // The chunk holding the first byte: the lanes before it cleared.
+    clear_before(ops, 21, &[2]);
+    dynasm!(ops
+        ; .arch aarch64
         ; cbz x2, >none
         ; b >hit
         ; whole:
@@ -602,8 +603,7 @@ fn chunk_masks(ops: &mut Ops, lanes: Lanes) {
 }
 
 /// x1 = the aligned chunk holding the byte at `X(s)`, its masks of `lanes`
-/// with the lanes before `X(s)` cleared (lsl and lsr take the shift
-/// modulo 64: (s & 15) * 4). Clobbers x5.
+/// with the lanes before `X(s)` cleared. Clobbers x5.
 #[cfg(target_arch = "aarch64")]
 fn first_chunk(ops: &mut Ops, s: u8, lanes: Lanes) {
     dynasm!(ops
@@ -612,14 +612,20 @@ fn first_chunk(ops: &mut Ops, s: u8, lanes: Lanes) {
         ; ldr q0, [x1]
     );
     chunk_masks(ops, lanes);
-    dynasm!(ops
-        ; .arch aarch64
-        ; lsl x5, X(s), #2
-        ; lsr x2, x2, x5
-        ; lsl x2, x2, x5
-    );
-    if let Lanes::ByteAndZero = lanes {
-        dynasm!(ops; .arch aarch64; lsr x3, x3, x5; lsl x3, x3, x5);
+    match lanes {
+        Lanes::ByteAndZero => clear_before(ops, s, &[2, 3]),
+        _ => clear_before(ops, s, &[2]),
+    }
+}
+
+/// Clears the lanes before byte `X(s)` in its chunk from the nibble masks
+/// `X(m)` of `masks` (lsl and lsr take the shift modulo 64: (s & 15) * 4,
+/// in x5).
+#[cfg(target_arch = "aarch64")]
+fn clear_before(ops: &mut Ops, s: u8, masks: &[u8]) {
+    dynasm!(ops; .arch aarch64; lsl x5, X(s), #2);
+    for &m in masks {
+        dynasm!(ops; .arch aarch64; lsr X(m), X(m), x5; lsl X(m), X(m), x5);
     }
 }
 
